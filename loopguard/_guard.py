@@ -1,0 +1,295 @@
+"""``RepetitionGuard``: the incremental, streaming runaway-repetition detector."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import deque
+from dataclasses import dataclass
+
+from ._defaults import detector_defaults
+from ._js import JS_WHITESPACE, utf16_len
+from ._options import clamped_float, floored_at_least
+
+__all__ = ["GuardReason", "RepetitionGuard"]
+
+# Fixed constants of the structural-enumeration exemption (not options in the original).
+STRUCTURE_AGGRESSIVE_GATE = 0.5
+MIN_STRUCTURE_NEWLINES = 2
+STRUCTURE_HAPAX_FLOOR = 0.1
+MIN_DISTINCT_LINE_LEADS = 3
+
+_WS_CLASS = "[" + re.escape(JS_WHITESPACE) + "]"
+_HAS_WS = re.compile(_WS_CLASS).search
+_SPLIT_WS = re.compile("(" + _WS_CLASS + "+)").split
+_ASCII_NON_ALNUM = re.compile(r"[^a-z0-9]+").sub
+
+# Unicode letter/number decisions for non-ASCII characters, memoised because
+# unicodedata lookups dominate the cost of non-English streams.
+_KEEP_CHAR: dict[str, bool] = {}
+
+
+def _keep(ch: str) -> bool:
+    kept = _KEEP_CHAR.get(ch)
+    if kept is None:
+        kept = unicodedata.category(ch)[0] in "LN"
+        if len(_KEEP_CHAR) < 65536:
+            _KEEP_CHAR[ch] = kept
+    return kept
+
+
+def normalize_word(raw: str) -> str:
+    """``raw.toLowerCase().replace(/[^\\p{L}\\p{N}]+/gu, '')``.
+
+    Examples
+    --------
+    >>> normalize_word("Lint().")
+    'lint'
+    >>> normalize_word("Ünïcode-2")
+    'ünïcode2'
+    """
+    low = raw.lower()
+    if low.isascii():
+        return low if low.isalnum() else _ASCII_NON_ALNUM("", low)
+    return "".join(ch for ch in low if _keep(ch))
+
+
+@dataclass(frozen=True)
+class GuardReason:
+    """Why a :class:`RepetitionGuard` tripped.
+
+    Attributes
+    ----------
+    phrase : str
+        The normalised n-gram that recurred, stable for grouping.
+    count : int
+        How many times it occurred in the window at the trip.
+    text : str
+        The phrase as the model emitted it (raw tokens joined by spaces).
+    unique_ratio, hapax_ratio : float
+        The window's diversity and novelty at the trip.
+    """
+
+    phrase: str
+    count: int
+    text: str
+    unique_ratio: float
+    hapax_ratio: float
+
+    def as_dict(self) -> dict[str, object]:
+        """The JavaScript shape ``{phrase, count, text, uniqueRatio, hapaxRatio}``."""
+        return {
+            "phrase": self.phrase,
+            "count": self.count,
+            "text": self.text,
+            "uniqueRatio": self.unique_ratio,
+            "hapaxRatio": self.hapax_ratio,
+        }
+
+
+class RepetitionGuard:
+    """Detect a recurring phrase in a low-diversity rolling window of streamed words.
+
+    A port of ``createRepetitionGuard`` (``docs/spec/thread-algorithms.md`` §8),
+    quirks included: a token counts only once whitespace follows it, the
+    ``min_chars`` gate counts every pushed character before the words of that
+    push are processed, and a progressing list or table is spared when
+    ``max_unique_ratio < 0.5``. Once tripped the guard stays tripped.
+
+    Parameters
+    ----------
+    ngram : int, optional
+        Words per tracked phrase (floored, at least 2; default 4).
+    window : int, optional
+        Words of history (floored, at least ``ngram``; default 48).
+    max_repeats : int, optional
+        Occurrences of a phrase that trip the guard (floored, at least 2; default 4).
+    max_unique_ratio : float, optional
+        Diversity ceiling, distinct words / words (clamped to [0, 1]; default 0.4).
+    min_chars : int, optional
+        UTF-16 units pushed before the guard may trip (floored, at least 0; default 0).
+
+    Examples
+    --------
+    >>> guard = RepetitionGuard()
+    >>> any(guard.push(chunk) for chunk in ["Let me call lint(). "] * 8)
+    True
+    >>> guard.reason().phrase
+    'let me call lint'
+    """
+
+    __slots__ = (
+        "_carry_newlines",
+        "_counts",
+        "_grams",
+        "_max_repeats",
+        "_max_unique_ratio",
+        "_min_chars",
+        "_newlines",
+        "_ngram",
+        "_originals",
+        "_pending",
+        "_reason",
+        "_total_chars",
+        "_tripped",
+        "_window",
+        "_window_newlines",
+        "_word_counts",
+        "_words",
+    )
+
+    def __init__(
+        self,
+        *,
+        ngram: object = None,
+        window: object = None,
+        max_repeats: object = None,
+        max_unique_ratio: object = None,
+        min_chars: object = None,
+    ) -> None:
+        defaults = detector_defaults("repetition_guard")
+        self._ngram = floored_at_least(ngram, defaults["ngram"], 2)
+        self._window = floored_at_least(window, defaults["window"], self._ngram)
+        self._max_repeats = floored_at_least(max_repeats, defaults["max_repeats"], 2)
+        self._max_unique_ratio = clamped_float(
+            max_unique_ratio, defaults["max_unique_ratio"], 0.0, 1.0
+        )
+        self._min_chars = floored_at_least(min_chars, defaults["min_chars"], 0)
+        self._words: deque[str] = deque()
+        self._originals: deque[str] = deque()
+        self._newlines: deque[int] = deque()
+        # _grams[i] is the n-gram starting at _words[i]; it is the one to evict with it.
+        self._grams: deque[str] = deque()
+        self._counts: dict[str, int] = {}
+        self._word_counts: dict[str, int] = {}
+        self._window_newlines = 0
+        self._pending = ""
+        self._carry_newlines = 0
+        self._total_chars = 0
+        self._tripped = False
+        self._reason: GuardReason | None = None
+
+    @property
+    def options(self) -> dict[str, float]:
+        """The normalised options in effect."""
+        return {
+            "ngram": self._ngram,
+            "window": self._window,
+            "max_repeats": self._max_repeats,
+            "max_unique_ratio": self._max_unique_ratio,
+            "min_chars": self._min_chars,
+        }
+
+    @property
+    def tripped(self) -> bool:
+        """Whether the guard has tripped (it never un-trips)."""
+        return self._tripped
+
+    def reason(self) -> GuardReason | None:
+        """Why the guard tripped, or ``None`` while it has not."""
+        return self._reason
+
+    def push(self, text: object) -> bool:
+        """Feed the next streamed chunk; return whether a runaway has been detected.
+
+        Non-string and empty chunks are ignored (``False``, or ``True`` once tripped).
+        """
+        if self._tripped:
+            return True
+        if not isinstance(text, str) or not text:
+            return False
+        self._total_chars += len(text) if text.isascii() else utf16_len(text)
+        pending = self._pending + text
+        # The pending token never holds whitespace, so only the new text can complete a word.
+        if _HAS_WS(text) is None:
+            self._pending = pending
+            return False
+        parts = _SPLIT_WS(pending)
+        self._pending = parts.pop()
+        carry = self._carry_newlines
+        # parts alternate token, separator, token, ..., separator (the last token is pending).
+        last = len(parts) - 1
+        for index in range(0, last + 1, 2):
+            raw = parts[index]
+            if raw:
+                low = raw.lower()
+                if low.isascii():
+                    word = low if low.isalnum() else _ASCII_NON_ALNUM("", low)
+                else:
+                    word = "".join(ch for ch in low if _keep(ch))
+                if word:
+                    if self._add_word(word, raw, carry):
+                        self._carry_newlines = 0
+                        return True
+                    carry = 0
+            if index < last:
+                separator = parts[index + 1]
+                if "\n" in separator:
+                    carry += separator.count("\n")
+        self._carry_newlines = carry
+        return False
+
+    def _add_word(self, word: str, raw: str, newlines: int) -> bool:
+        words = self._words
+        words.append(word)
+        self._originals.append(raw)
+        self._newlines.append(newlines)
+        self._window_newlines += newlines
+        word_counts = self._word_counts
+        word_counts[word] = word_counts.get(word, 0) + 1
+        size = len(words)
+        ngram = self._ngram
+        if size >= ngram:
+            grams = self._grams
+            if grams:
+                last = grams[-1]
+                gram = last[last.index(" ") + 1 :] + " " + word
+            else:
+                gram = " ".join(list(words)[-ngram:])
+            grams.append(gram)
+            counts = self._counts
+            repeats = counts.get(gram, 0) + 1
+            counts[gram] = repeats
+            if repeats >= self._max_repeats and self._total_chars >= self._min_chars:
+                unique_ratio = len(word_counts) / size
+                if unique_ratio <= self._max_unique_ratio and not self._enumerated():
+                    self._tripped = True
+                    originals = list(self._originals)[-ngram:]
+                    self._reason = GuardReason(
+                        phrase=gram,
+                        count=repeats,
+                        text=" ".join(originals) or gram,
+                        unique_ratio=unique_ratio,
+                        hapax_ratio=self._hapax_ratio(),
+                    )
+        if size > self._window:
+            leaving = self._grams.popleft()
+            counts = self._counts
+            left = counts[leaving] - 1
+            if left <= 0:
+                del counts[leaving]
+            else:
+                counts[leaving] = left
+            first = words.popleft()
+            left = word_counts[first] - 1
+            if left <= 0:
+                del word_counts[first]
+            else:
+                word_counts[first] = left
+            self._originals.popleft()
+            self._window_newlines -= self._newlines.popleft()
+        return self._tripped
+
+    def _hapax_ratio(self) -> float:
+        hapax = sum(1 for count in self._word_counts.values() if count == 1)
+        return hapax / len(self._words)
+
+    def _enumerated(self) -> bool:
+        if self._max_unique_ratio >= STRUCTURE_AGGRESSIVE_GATE:
+            return False
+        if self._window_newlines < MIN_STRUCTURE_NEWLINES:
+            return False
+        if self._hapax_ratio() >= STRUCTURE_HAPAX_FLOOR:
+            return True
+        leads = {w for w, nl in zip(self._words, self._newlines, strict=True) if nl >= 1}
+        return len(leads) >= MIN_DISTINCT_LINE_LEADS

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import deque
+from collections.abc import Iterable
+from itertools import repeat
 from dataclasses import dataclass
 
 from ._defaults import detector_defaults
@@ -23,6 +25,8 @@ _WS_CLASS = "[" + re.escape(JS_WHITESPACE) + "]"
 _HAS_WS = re.compile(_WS_CLASS).search
 _SPLIT_WS = re.compile("(" + _WS_CLASS + "+)").split
 _ASCII_NON_ALNUM = re.compile(r"[^a-z0-9]+").sub
+_NO_NEWLINES = repeat(0)
+_PENDING_SPILL = 1024
 
 # Unicode letter/number decisions for non-ASCII characters, memoised because
 # unicodedata lookups dominate the cost of non-English streams.
@@ -129,6 +133,7 @@ class RepetitionGuard:
         "_ngram",
         "_originals",
         "_pending",
+        "_pending_spill",
         "_reason",
         "_total_chars",
         "_tripped",
@@ -156,7 +161,8 @@ class RepetitionGuard:
         )
         self._min_chars = floored_at_least(min_chars, defaults["min_chars"], 0)
         self._words: deque[str] = deque()
-        self._originals: deque[str] = deque()
+        # Only the newest n raw tokens are ever reported, so only they are kept.
+        self._originals: deque[str] = deque(maxlen=self._ngram)
         self._newlines: deque[int] = deque()
         # _grams[i] is the n-gram starting at _words[i]; it is the one to evict with it.
         self._grams: deque[str] = deque()
@@ -164,6 +170,7 @@ class RepetitionGuard:
         self._word_counts: dict[str, int] = {}
         self._window_newlines = 0
         self._pending = ""
+        self._pending_spill: list[str] = []
         self._carry_newlines = 0
         self._total_chars = 0
         self._tripped = False
@@ -199,86 +206,126 @@ class RepetitionGuard:
         if not isinstance(text, str) or not text:
             return False
         self._total_chars += len(text) if text.isascii() else utf16_len(text)
-        pending = self._pending + text
-        # The pending token never holds whitespace, so only the new text can complete a word.
-        if _HAS_WS(text) is None:
-            self._pending = pending
-            return False
-        parts = _SPLIT_WS(pending)
-        self._pending = parts.pop()
+        if text.isprintable():
+            # Printable text holds no whitespace but U+0020, the one space on which
+            # str.split() and JavaScript's \s agree, and no newline to count: a fast cut.
+            if " " not in text:
+                self._extend_pending(text)
+                return False
+            tokens = text.split()
+            if text[0] != " ":
+                tokens[0] = self._take_pending() + tokens[0]
+            elif self._pending or self._pending_spill:
+                tokens.insert(0, self._take_pending())
+            if text[-1] != " ":
+                self._pending = tokens.pop()
+            newlines: Iterable[int] = _NO_NEWLINES
+            trailing = 0
+        else:
+            if _HAS_WS(text) is None:
+                self._extend_pending(text)
+                return False
+            parts = _SPLIT_WS(self._take_pending() + text)
+            self._pending = parts.pop()
+            tokens = parts[0::2]
+            counted = [0]
+            counted.extend(sep.count("\n") for sep in parts[1::2])
+            trailing = counted.pop()
+            newlines = counted
         carry = self._carry_newlines
-        # parts alternate token, separator, token, ..., separator (the last token is pending).
-        last = len(parts) - 1
-        for index in range(0, last + 1, 2):
-            raw = parts[index]
-            if raw:
-                low = raw.lower()
-                if low.isascii():
-                    word = low if low.isalnum() else _ASCII_NON_ALNUM("", low)
+        # The hot path of every stream: the per-word work is inlined and bound to locals
+        # on purpose (benchmarks/guard_throughput.py measures it).
+        words = self._words
+        lines = self._newlines
+        grams = self._grams
+        counts = self._counts
+        word_counts = self._word_counts
+        originals = self._originals
+        ngram = self._ngram
+        window = self._window
+        max_repeats = self._max_repeats
+        gate_open = self._total_chars >= self._min_chars
+        for raw, newlines_before in zip(tokens, newlines):
+            carry += newlines_before
+            if not raw:
+                continue
+            low = raw.lower()
+            if low.isascii():
+                word = low if low.isalnum() else _ASCII_NON_ALNUM("", low)
+            else:
+                word = "".join(ch for ch in low if _keep(ch))
+            if not word:
+                continue
+            words.append(word)
+            lines.append(carry)
+            originals.append(raw)
+            if carry:
+                self._window_newlines += carry
+                carry = 0
+            word_counts[word] = word_counts.get(word, 0) + 1
+            size = len(words)
+            if size >= ngram:
+                if grams:
+                    previous = grams[-1]
+                    gram = previous[previous.index(" ") + 1 :] + " " + word
                 else:
-                    word = "".join(ch for ch in low if _keep(ch))
-                if word:
-                    if self._add_word(word, raw, carry):
-                        self._carry_newlines = 0
-                        return True
-                    carry = 0
-            if index < last:
-                separator = parts[index + 1]
-                if "\n" in separator:
-                    carry += separator.count("\n")
-        self._carry_newlines = carry
+                    gram = " ".join(list(words)[-ngram:])
+                grams.append(gram)
+                repeats = counts.get(gram, 0) + 1
+                counts[gram] = repeats
+                if repeats >= max_repeats and gate_open and self._trip(gram, repeats):
+                    self._carry_newlines = 0
+                    return True
+            if size > window:
+                leaving = grams.popleft()
+                left = counts[leaving] - 1
+                if left:
+                    counts[leaving] = left
+                else:
+                    del counts[leaving]
+                first = words.popleft()
+                left = word_counts[first] - 1
+                if left:
+                    word_counts[first] = left
+                else:
+                    del word_counts[first]
+                gone = lines.popleft()
+                if gone:
+                    self._window_newlines -= gone
+        self._carry_newlines = carry + trailing
         return False
 
-    def _add_word(self, word: str, raw: str, newlines: int) -> bool:
-        words = self._words
-        words.append(word)
-        self._originals.append(raw)
-        self._newlines.append(newlines)
-        self._window_newlines += newlines
-        word_counts = self._word_counts
-        word_counts[word] = word_counts.get(word, 0) + 1
-        size = len(words)
-        ngram = self._ngram
-        if size >= ngram:
-            grams = self._grams
-            if grams:
-                last = grams[-1]
-                gram = last[last.index(" ") + 1 :] + " " + word
-            else:
-                gram = " ".join(list(words)[-ngram:])
-            grams.append(gram)
-            counts = self._counts
-            repeats = counts.get(gram, 0) + 1
-            counts[gram] = repeats
-            if repeats >= self._max_repeats and self._total_chars >= self._min_chars:
-                unique_ratio = len(word_counts) / size
-                if unique_ratio <= self._max_unique_ratio and not self._enumerated():
-                    self._tripped = True
-                    originals = list(self._originals)[-ngram:]
-                    self._reason = GuardReason(
-                        phrase=gram,
-                        count=repeats,
-                        text=" ".join(originals) or gram,
-                        unique_ratio=unique_ratio,
-                        hapax_ratio=self._hapax_ratio(),
-                    )
-        if size > self._window:
-            leaving = self._grams.popleft()
-            counts = self._counts
-            left = counts[leaving] - 1
-            if left <= 0:
-                del counts[leaving]
-            else:
-                counts[leaving] = left
-            first = words.popleft()
-            left = word_counts[first] - 1
-            if left <= 0:
-                del word_counts[first]
-            else:
-                word_counts[first] = left
-            self._originals.popleft()
-            self._window_newlines -= self._newlines.popleft()
-        return self._tripped
+    def _extend_pending(self, text: str) -> None:
+        # A whitespace-free stream would otherwise re-copy its pending token on every push.
+        pending = self._pending + text
+        if len(pending) > _PENDING_SPILL:
+            self._pending_spill.append(pending)
+            self._pending = ""
+        else:
+            self._pending = pending
+
+    def _take_pending(self) -> str:
+        pending = self._pending
+        if self._pending_spill:
+            pending = "".join(self._pending_spill) + pending
+            self._pending_spill.clear()
+        self._pending = ""
+        return pending
+
+    def _trip(self, gram: str, repeats: int) -> bool:
+        """Apply the diversity gate and the enumeration exemption; latch on a trip."""
+        unique_ratio = len(self._word_counts) / len(self._words)
+        if unique_ratio > self._max_unique_ratio or self._enumerated():
+            return False
+        self._tripped = True
+        self._reason = GuardReason(
+            phrase=gram,
+            count=repeats,
+            text=" ".join(self._originals) or gram,
+            unique_ratio=unique_ratio,
+            hapax_ratio=self._hapax_ratio(),
+        )
+        return True
 
     def _hapax_ratio(self) -> float:
         hapax = sum(1 for count in self._word_counts.values() if count == 1)

@@ -6,8 +6,8 @@ import re
 import unicodedata
 from collections import deque
 from collections.abc import Iterable
-from itertools import repeat
 from dataclasses import dataclass
+from itertools import repeat
 
 from ._defaults import detector_defaults
 from ._js import JS_WHITESPACE, utf16_len
@@ -245,7 +245,7 @@ class RepetitionGuard:
         window = self._window
         max_repeats = self._max_repeats
         gate_open = self._total_chars >= self._min_chars
-        for raw, newlines_before in zip(tokens, newlines):
+        for raw, newlines_before in zip(tokens, newlines, strict=False):
             carry += newlines_before
             if not raw:
                 continue

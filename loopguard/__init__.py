@@ -7,6 +7,19 @@ default lives in ``defaults.json``.
 
 from __future__ import annotations
 
+from ._alm import (
+    ARGS_ENCODINGS,
+    HALT_COUNTINGS,
+    Action,
+    AntiLoopingMonitor,
+    EmergencyHalt,
+    InjectWarning,
+    TemperatureSkew,
+    action_hash,
+    canonical_json,
+    encode_arguments,
+    state_change_percent,
+)
 from ._cycle import (
     CYCLE_OPTIONS,
     HEURISTICS,
@@ -26,20 +39,30 @@ from ._thread import BuiltThread, build_thread
 __version__ = "0.1.0"
 
 __all__ = [
+    "ARGS_ENCODINGS",
     "CYCLE_OPTIONS",
+    "HALT_COUNTINGS",
     "HEURISTICS",
+    "Action",
+    "AntiLoopingMonitor",
     "BuiltThread",
     "DefaultsError",
+    "EmergencyHalt",
     "GuardReason",
+    "InjectWarning",
     "LoopguardError",
     "OptionError",
     "RepetitionGuard",
     "StreamError",
+    "TemperatureSkew",
     "__version__",
+    "action_hash",
     "build_thread",
+    "canonical_json",
     "defaults_path",
     "describe_thread_cycle",
     "detector_defaults",
+    "encode_arguments",
     "has_repeated_activity_tail",
     "has_repeated_message_text_run",
     "has_repeated_result_run",
@@ -48,5 +71,6 @@ __all__ = [
     "is_thread_cyclic",
     "load_defaults",
     "preset",
+    "state_change_percent",
     "text_units",
 ]

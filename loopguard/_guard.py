@@ -124,23 +124,20 @@ class RepetitionGuard:
 
     __slots__ = (
         "_carry_newlines",
-        "_counts",
-        "_grams",
         "_max_repeats",
         "_max_unique_ratio",
         "_min_chars",
-        "_newlines",
         "_ngram",
-        "_originals",
         "_pending",
         "_pending_spill",
         "_reason",
+        "_recent",
+        "_sizes",
+        "_store",
         "_total_chars",
         "_tripped",
         "_window",
         "_window_newlines",
-        "_word_counts",
-        "_words",
     )
 
     def __init__(
@@ -160,14 +157,18 @@ class RepetitionGuard:
             max_unique_ratio, defaults["max_unique_ratio"], 0.0, 1.0
         )
         self._min_chars = floored_at_least(min_chars, defaults["min_chars"], 0)
-        self._words: deque[str] = deque()
+        # The window of words is held by its n-grams: _grams[i] starts at the window's word i
+        # (so it is the gram to evict with that word), and _recent holds the newest n words.
+        grams: deque[tuple[str, ...]] = deque()
+        counts: dict[tuple[str, ...], int] = {}
+        word_counts: dict[str, int] = {}
         # Only the newest n raw tokens are ever reported, so only they are kept.
-        self._originals: deque[str] = deque(maxlen=self._ngram)
-        self._newlines: deque[int] = deque()
-        # _grams[i] is the n-gram starting at _words[i]; it is the one to evict with it.
-        self._grams: deque[str] = deque()
-        self._counts: dict[str, int] = {}
-        self._word_counts: dict[str, int] = {}
+        originals: deque[str] = deque(maxlen=self._ngram)
+        # (absolute word index, newlines before it, word) for the window's words after a newline.
+        marks: deque[tuple[int, int, str]] = deque()
+        self._store = (grams, counts, word_counts, originals, marks)
+        self._recent: tuple[str, ...] = ()
+        self._sizes = (0, 0)  # (words in the window, words ever added)
         self._window_newlines = 0
         self._pending = ""
         self._pending_spill: list[str] = []
@@ -192,6 +193,16 @@ class RepetitionGuard:
         """Whether the guard has tripped (it never un-trips)."""
         return self._tripped
 
+    @property
+    def window_words(self) -> int:
+        """How many words the rolling window holds now (at most ``window``)."""
+        return self._sizes[0]
+
+    @property
+    def tracked_phrases(self) -> int:
+        """How many distinct n-grams the window counts now (memory is bounded by ``window``)."""
+        return len(self._store[1])
+
     def reason(self) -> GuardReason | None:
         """Why the guard tripped, or ``None`` while it has not."""
         return self._reason
@@ -214,11 +225,13 @@ class RepetitionGuard:
                 return False
             tokens = text.split()
             if text[0] != " ":
-                tokens[0] = self._take_pending() + tokens[0]
+                if self._pending_spill:
+                    tokens[0] = self._take_pending() + tokens[0]
+                elif self._pending:
+                    tokens[0] = self._pending + tokens[0]
             elif self._pending or self._pending_spill:
                 tokens.insert(0, self._take_pending())
-            if text[-1] != " ":
-                self._pending = tokens.pop()
+            self._pending = tokens.pop() if text[-1] != " " else ""
             newlines: Iterable[int] = _NO_NEWLINES
             trailing = 0
         else:
@@ -235,16 +248,13 @@ class RepetitionGuard:
         carry = self._carry_newlines
         # The hot path of every stream: the per-word work is inlined and bound to locals
         # on purpose (benchmarks/guard_throughput.py measures it).
-        words = self._words
-        lines = self._newlines
-        grams = self._grams
-        counts = self._counts
-        word_counts = self._word_counts
-        originals = self._originals
+        grams, counts, word_counts, originals, marks = self._store
+        size, added = self._sizes
         ngram = self._ngram
         window = self._window
         max_repeats = self._max_repeats
         gate_open = self._total_chars >= self._min_chars
+        recent = self._recent
         for raw, newlines_before in zip(tokens, newlines, strict=False):
             carry += newlines_before
             if not raw:
@@ -256,26 +266,28 @@ class RepetitionGuard:
                 word = "".join(ch for ch in low if _keep(ch))
             if not word:
                 continue
-            words.append(word)
-            lines.append(carry)
             originals.append(raw)
             if carry:
+                marks.append((added, carry, word))
                 self._window_newlines += carry
                 carry = 0
+            added += 1
+            size += 1
             word_counts[word] = word_counts.get(word, 0) + 1
-            size = len(words)
+            # Tuples of words key the n-gram counts: cheaper to build and hash than joined text.
             if size >= ngram:
-                if grams:
-                    previous = grams[-1]
-                    gram = previous[previous.index(" ") + 1 :] + " " + word
-                else:
-                    gram = " ".join(list(words)[-ngram:])
-                grams.append(gram)
-                repeats = counts.get(gram, 0) + 1
-                counts[gram] = repeats
-                if repeats >= max_repeats and gate_open and self._trip(gram, repeats):
-                    self._carry_newlines = 0
-                    return True
+                recent = recent[1:] + (word,) if len(recent) == ngram else (*recent, word)
+                grams.append(recent)
+                repeats = counts.get(recent, 0) + 1
+                counts[recent] = repeats
+                if repeats >= max_repeats and gate_open:
+                    self._sizes = (size, added)
+                    if self._trip(recent, repeats):
+                        self._carry_newlines = 0
+                        self._recent = recent
+                        return True
+            else:
+                recent = (*recent, word)
             if size > window:
                 leaving = grams.popleft()
                 left = counts[leaving] - 1
@@ -283,16 +295,18 @@ class RepetitionGuard:
                     counts[leaving] = left
                 else:
                     del counts[leaving]
-                first = words.popleft()
+                first = leaving[0]
                 left = word_counts[first] - 1
                 if left:
                     word_counts[first] = left
                 else:
                     del word_counts[first]
-                gone = lines.popleft()
-                if gone:
-                    self._window_newlines -= gone
+                if marks and marks[0][0] == added - size:
+                    self._window_newlines -= marks.popleft()[1]
+                size -= 1
+        self._sizes = (size, added)
         self._carry_newlines = carry + trailing
+        self._recent = recent
         return False
 
     def _extend_pending(self, text: str) -> None:
@@ -312,24 +326,27 @@ class RepetitionGuard:
         self._pending = ""
         return pending
 
-    def _trip(self, gram: str, repeats: int) -> bool:
+    def _trip(self, gram: tuple[str, ...], repeats: int) -> bool:
         """Apply the diversity gate and the enumeration exemption; latch on a trip."""
-        unique_ratio = len(self._word_counts) / len(self._words)
+        word_counts = self._store[2]
+        size = self._sizes[0]
+        unique_ratio = len(word_counts) / size
         if unique_ratio > self._max_unique_ratio or self._enumerated():
             return False
         self._tripped = True
+        phrase = " ".join(gram)
         self._reason = GuardReason(
-            phrase=gram,
+            phrase=phrase,
             count=repeats,
-            text=" ".join(self._originals) or gram,
+            text=" ".join(self._store[3]) or phrase,
             unique_ratio=unique_ratio,
             hapax_ratio=self._hapax_ratio(),
         )
         return True
 
     def _hapax_ratio(self) -> float:
-        hapax = sum(1 for count in self._word_counts.values() if count == 1)
-        return hapax / len(self._words)
+        hapax = sum(1 for count in self._store[2].values() if count == 1)
+        return hapax / self._sizes[0]
 
     def _enumerated(self) -> bool:
         if self._max_unique_ratio >= STRUCTURE_AGGRESSIVE_GATE:
@@ -338,5 +355,5 @@ class RepetitionGuard:
             return False
         if self._hapax_ratio() >= STRUCTURE_HAPAX_FLOOR:
             return True
-        leads = {w for w, nl in zip(self._words, self._newlines, strict=True) if nl >= 1}
+        leads = {word for _, _, word in self._store[4]}
         return len(leads) >= MIN_DISTINCT_LINE_LEADS

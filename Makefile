@@ -29,7 +29,7 @@ pytest: install
 test: lint typecheck pytest
 
 demo: install
-	$(BIN)/python -m loopguard.demo
+	$(BIN)/python -m harness.demo
 
 bench: install
 	$(BIN)/python benchmarks/guard_throughput.py

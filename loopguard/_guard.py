@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -100,6 +100,9 @@ class RepetitionGuard:
     push are processed, and a progressing list or table is spared when
     ``max_unique_ratio < 0.5``. Once tripped the guard stays tripped.
 
+    ``push(text) -> bool`` feeds the next streamed chunk and returns whether a
+    runaway has been detected; non-string and empty chunks are ignored.
+
     Parameters
     ----------
     ngram : int, optional
@@ -122,23 +125,10 @@ class RepetitionGuard:
     'let me call lint'
     """
 
-    __slots__ = (
-        "_carry_newlines",
-        "_max_repeats",
-        "_max_unique_ratio",
-        "_min_chars",
-        "_ngram",
-        "_pending",
-        "_pending_spill",
-        "_reason",
-        "_recent",
-        "_sizes",
-        "_store",
-        "_total_chars",
-        "_tripped",
-        "_window",
-        "_window_newlines",
-    )
+    #: Feed the next streamed chunk; return whether a runaway has been detected.
+    push: Callable[[object], bool]
+
+    __slots__ = ("_options", "_reason", "_window_state", "push")
 
     def __init__(
         self,
@@ -150,111 +140,158 @@ class RepetitionGuard:
         min_chars: object = None,
     ) -> None:
         defaults = detector_defaults("repetition_guard")
-        self._ngram = floored_at_least(ngram, defaults["ngram"], 2)
-        self._window = floored_at_least(window, defaults["window"], self._ngram)
-        self._max_repeats = floored_at_least(max_repeats, defaults["max_repeats"], 2)
-        self._max_unique_ratio = clamped_float(
-            max_unique_ratio, defaults["max_unique_ratio"], 0.0, 1.0
-        )
-        self._min_chars = floored_at_least(min_chars, defaults["min_chars"], 0)
-        # The window of words is held by its n-grams: _grams[i] starts at the window's word i
-        # (so it is the gram to evict with that word), and _recent holds the newest n words.
-        grams: deque[tuple[str, ...]] = deque()
-        counts: dict[tuple[str, ...], int] = {}
-        word_counts: dict[str, int] = {}
-        # Only the newest n raw tokens are ever reported, so only they are kept.
-        originals: deque[str] = deque(maxlen=self._ngram)
-        # (absolute word index, newlines before it, word) for the window's words after a newline.
-        marks: deque[tuple[int, int, str]] = deque()
-        self._store = (grams, counts, word_counts, originals, marks)
-        self._recent: tuple[str, ...] = ()
-        self._sizes = (0, 0)  # (words in the window, words ever added)
-        self._window_newlines = 0
-        self._pending = ""
-        self._pending_spill: list[str] = []
-        self._carry_newlines = 0
-        self._total_chars = 0
-        self._tripped = False
+        size_ngram = floored_at_least(ngram, defaults["ngram"], 2)
+        self._options: dict[str, float] = {
+            "ngram": size_ngram,
+            "window": floored_at_least(window, defaults["window"], size_ngram),
+            "max_repeats": floored_at_least(max_repeats, defaults["max_repeats"], 2),
+            "max_unique_ratio": clamped_float(
+                max_unique_ratio, defaults["max_unique_ratio"], 0.0, 1.0
+            ),
+            "min_chars": floored_at_least(min_chars, defaults["min_chars"], 0),
+        }
         self._reason: GuardReason | None = None
+        self.push, self._window_state = _build_push(self)
 
     @property
     def options(self) -> dict[str, float]:
         """The normalised options in effect."""
-        return {
-            "ngram": self._ngram,
-            "window": self._window,
-            "max_repeats": self._max_repeats,
-            "max_unique_ratio": self._max_unique_ratio,
-            "min_chars": self._min_chars,
-        }
+        return dict(self._options)
 
     @property
     def tripped(self) -> bool:
         """Whether the guard has tripped (it never un-trips)."""
-        return self._tripped
+        return self._reason is not None
 
     @property
     def window_words(self) -> int:
         """How many words the rolling window holds now (at most ``window``)."""
-        return self._sizes[0]
+        return self._window_state()[0]
 
     @property
     def tracked_phrases(self) -> int:
         """How many distinct n-grams the window counts now (memory is bounded by ``window``)."""
-        return len(self._store[1])
+        return self._window_state()[1]
 
     def reason(self) -> GuardReason | None:
         """Why the guard tripped, or ``None`` while it has not."""
         return self._reason
 
-    def push(self, text: object) -> bool:
-        """Feed the next streamed chunk; return whether a runaway has been detected.
 
-        Non-string and empty chunks are ignored (``False``, or ``True`` once tripped).
-        """
-        if self._tripped:
+def _build_push(
+    guard: RepetitionGuard,
+) -> tuple[Callable[[object], bool], Callable[[], tuple[int, int]]]:
+    """Build the guard's ``push`` as a closure over its state.
+
+    ``push`` runs on every streamed token, so its state lives in closure cells
+    rather than attributes: a cell is read as fast as a local, and nothing has
+    to be re-bound on each call (``benchmarks/guard_throughput.py`` measures it).
+    """
+    options = guard._options
+    ngram = int(options["ngram"])
+    window = int(options["window"])
+    max_repeats = int(options["max_repeats"])
+    max_unique_ratio = options["max_unique_ratio"]
+    min_chars = options["min_chars"]
+    exemption_possible = max_unique_ratio < STRUCTURE_AGGRESSIVE_GATE
+
+    # The window of words is held by its n-grams: grams[i] starts at the window's word i
+    # (so it is the gram to evict with that word), and recent holds the newest n words.
+    grams: deque[tuple[str, ...]] = deque()
+    counts: dict[tuple[str, ...], int] = {}
+    word_counts: dict[str, int] = {}
+    # Only the newest n raw tokens are ever reported, so only they are kept.
+    originals: deque[str] = deque(maxlen=ngram)
+    # (absolute word index, newlines before it, word) for the window's words after a newline.
+    marks: deque[tuple[int, int, str]] = deque()
+    recent: tuple[str, ...] = ()
+    size = 0  # words in the window
+    added = 0  # words ever added
+    window_newlines = 0
+    pending = ""
+    spill: list[str] = []  # a whitespace-free stream's pending token, in pieces
+    carry = 0
+    total_chars = 0
+    tripped = False
+
+    def hapax_ratio() -> float:
+        return sum(1 for count in word_counts.values() if count == 1) / size
+
+    def enumerated() -> bool:
+        if not exemption_possible or window_newlines < MIN_STRUCTURE_NEWLINES:
+            return False
+        if hapax_ratio() >= STRUCTURE_HAPAX_FLOOR:
+            return True
+        return len({word for _, _, word in marks}) >= MIN_DISTINCT_LINE_LEADS
+
+    def trip(gram: tuple[str, ...], repeats: int) -> bool:
+        nonlocal tripped
+        unique_ratio = len(word_counts) / size
+        if unique_ratio > max_unique_ratio or enumerated():
+            return False
+        tripped = True
+        phrase = " ".join(gram)
+        guard._reason = GuardReason(
+            phrase=phrase,
+            count=repeats,
+            text=" ".join(originals) or phrase,
+            unique_ratio=unique_ratio,
+            hapax_ratio=hapax_ratio(),
+        )
+        return True
+
+    def take_pending() -> str:
+        nonlocal pending
+        taken = "".join(spill) + pending if spill else pending
+        spill.clear()
+        pending = ""
+        return taken
+
+    def extend_pending(text: str) -> None:
+        # Without the spill, a whitespace-free stream would re-copy its token on every push.
+        nonlocal pending
+        pending += text
+        if len(pending) > _PENDING_SPILL:
+            spill.append(pending)
+            pending = ""
+
+    def push(text: object) -> bool:
+        nonlocal pending, carry, total_chars, recent, size, added, window_newlines
+        if tripped:
             return True
         if not isinstance(text, str) or not text:
             return False
-        self._total_chars += len(text) if text.isascii() else utf16_len(text)
+        total_chars += len(text) if text.isascii() else utf16_len(text)
+        newlines: Iterable[int]
         if text.isprintable():
             # Printable text holds no whitespace but U+0020, the one space on which
             # str.split() and JavaScript's \s agree, and no newline to count: a fast cut.
             if " " not in text:
-                self._extend_pending(text)
+                if spill or len(pending) + len(text) > _PENDING_SPILL:
+                    extend_pending(text)
+                else:
+                    pending += text
                 return False
             tokens = text.split()
             if text[0] != " ":
-                if self._pending_spill:
-                    tokens[0] = self._take_pending() + tokens[0]
-                elif self._pending:
-                    tokens[0] = self._pending + tokens[0]
-            elif self._pending or self._pending_spill:
-                tokens.insert(0, self._take_pending())
-            self._pending = tokens.pop() if text[-1] != " " else ""
-            newlines: Iterable[int] = _NO_NEWLINES
+                tokens[0] = (take_pending() if spill else pending) + tokens[0]
+            elif pending or spill:
+                tokens.insert(0, take_pending())
+            pending = tokens.pop() if text[-1] != " " else ""
+            newlines = _NO_NEWLINES
             trailing = 0
         else:
             if _HAS_WS(text) is None:
-                self._extend_pending(text)
+                extend_pending(text)
                 return False
-            parts = _SPLIT_WS(self._take_pending() + text)
-            self._pending = parts.pop()
+            parts = _SPLIT_WS(take_pending() + text)
+            pending = parts.pop()
             tokens = parts[0::2]
             counted = [0]
             counted.extend(sep.count("\n") for sep in parts[1::2])
             trailing = counted.pop()
             newlines = counted
-        carry = self._carry_newlines
-        # The hot path of every stream: the per-word work is inlined and bound to locals
-        # on purpose (benchmarks/guard_throughput.py measures it).
-        grams, counts, word_counts, originals, marks = self._store
-        size, added = self._sizes
-        ngram = self._ngram
-        window = self._window
-        max_repeats = self._max_repeats
-        gate_open = self._total_chars >= self._min_chars
-        recent = self._recent
+        gate_open = total_chars >= min_chars
         for raw, newlines_before in zip(tokens, newlines, strict=False):
             carry += newlines_before
             if not raw:
@@ -269,25 +306,21 @@ class RepetitionGuard:
             originals.append(raw)
             if carry:
                 marks.append((added, carry, word))
-                self._window_newlines += carry
+                window_newlines += carry
                 carry = 0
             added += 1
             size += 1
             word_counts[word] = word_counts.get(word, 0) + 1
             # Tuples of words key the n-gram counts: cheaper to build and hash than joined text.
             if size >= ngram:
-                recent = recent[1:] + (word,) if len(recent) == ngram else (*recent, word)
+                recent = recent[1:] + (word,) if len(recent) == ngram else recent + (word,)
                 grams.append(recent)
                 repeats = counts.get(recent, 0) + 1
                 counts[recent] = repeats
-                if repeats >= max_repeats and gate_open:
-                    self._sizes = (size, added)
-                    if self._trip(recent, repeats):
-                        self._carry_newlines = 0
-                        self._recent = recent
-                        return True
+                if repeats >= max_repeats and gate_open and trip(recent, repeats):
+                    return True
             else:
-                recent = (*recent, word)
+                recent += (word,)
             if size > window:
                 leaving = grams.popleft()
                 left = counts[leaving] - 1
@@ -301,59 +334,13 @@ class RepetitionGuard:
                     word_counts[first] = left
                 else:
                     del word_counts[first]
-                if marks and marks[0][0] == added - size:
-                    self._window_newlines -= marks.popleft()[1]
                 size -= 1
-        self._sizes = (size, added)
-        self._carry_newlines = carry + trailing
-        self._recent = recent
+                if marks and marks[0][0] == added - size - 1:
+                    window_newlines -= marks.popleft()[1]
+        carry += trailing
         return False
 
-    def _extend_pending(self, text: str) -> None:
-        # A whitespace-free stream would otherwise re-copy its pending token on every push.
-        pending = self._pending + text
-        if len(pending) > _PENDING_SPILL:
-            self._pending_spill.append(pending)
-            self._pending = ""
-        else:
-            self._pending = pending
+    def window_state() -> tuple[int, int]:
+        return size, len(counts)
 
-    def _take_pending(self) -> str:
-        pending = self._pending
-        if self._pending_spill:
-            pending = "".join(self._pending_spill) + pending
-            self._pending_spill.clear()
-        self._pending = ""
-        return pending
-
-    def _trip(self, gram: tuple[str, ...], repeats: int) -> bool:
-        """Apply the diversity gate and the enumeration exemption; latch on a trip."""
-        word_counts = self._store[2]
-        size = self._sizes[0]
-        unique_ratio = len(word_counts) / size
-        if unique_ratio > self._max_unique_ratio or self._enumerated():
-            return False
-        self._tripped = True
-        phrase = " ".join(gram)
-        self._reason = GuardReason(
-            phrase=phrase,
-            count=repeats,
-            text=" ".join(self._store[3]) or phrase,
-            unique_ratio=unique_ratio,
-            hapax_ratio=self._hapax_ratio(),
-        )
-        return True
-
-    def _hapax_ratio(self) -> float:
-        hapax = sum(1 for count in self._store[2].values() if count == 1)
-        return hapax / self._sizes[0]
-
-    def _enumerated(self) -> bool:
-        if self._max_unique_ratio >= STRUCTURE_AGGRESSIVE_GATE:
-            return False
-        if self._window_newlines < MIN_STRUCTURE_NEWLINES:
-            return False
-        if self._hapax_ratio() >= STRUCTURE_HAPAX_FLOOR:
-            return True
-        leads = {word for _, _, word in self._store[4]}
-        return len(leads) >= MIN_DISTINCT_LINE_LEADS
+    return push, window_state

@@ -1,5 +1,50 @@
-"""The research harness: corpora, replay, metrics, sweeps, export and reports."""
+"""The research harness: corpora, replay, metrics, sweeps, export and reports.
+
+Everything the ``harness`` command does is importable from here, for notebooks.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._errors import CorpusError, CorpusNotFoundError, HarnessError
+from .corpus import (
+    Case,
+    CorpusIssue,
+    CorpusReader,
+    NamedCorpus,
+    Onset,
+    ValidationReport,
+    check_case,
+    check_cases,
+    corpora_dir,
+    corpus_schema,
+    corpus_stats,
+    iter_cases,
+    list_corpora,
+    load_cases,
+    resolve_corpus,
+    validate_corpus,
+    write_corpus,
+)
+
+__all__ = [
+    "Case",
+    "CorpusError",
+    "CorpusIssue",
+    "CorpusNotFoundError",
+    "CorpusReader",
+    "HarnessError",
+    "NamedCorpus",
+    "Onset",
+    "ValidationReport",
+    "check_case",
+    "check_cases",
+    "corpora_dir",
+    "corpus_schema",
+    "corpus_stats",
+    "iter_cases",
+    "list_corpora",
+    "load_cases",
+    "resolve_corpus",
+    "validate_corpus",
+    "write_corpus",
+]

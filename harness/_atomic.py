@@ -20,17 +20,19 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
 
     The rename happens only when the ``with`` block ends without an exception,
     after the data is flushed and fsynced, so a crash leaves the old file intact.
+    The file gets the permissions a plain ``open`` would give (umask applied).
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        binary = "b" in mode
-        with os.fdopen(
-            fd,
-            "wb" if binary else "w",
-            **({} if binary else {"encoding": "utf-8", "newline": "\n"}),
-        ) as handle:
+        os.fchmod(fd, 0o666 & ~_umask())
+        handle: IO[Any]
+        if "b" in mode:
+            handle = os.fdopen(fd, "wb")
+        else:
+            handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        with handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -39,6 +41,12 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
         with suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -62,13 +70,13 @@ def atomic_write_jsonl(path: str | os.PathLike[str], records: Iterable[Any]) -> 
     gz = str(path).endswith(".gz")
     with atomic_open(path, "wb") as raw:
         stream: IO[bytes] = (
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) if gz else raw
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)  # type: ignore[assignment]
+            if gz
+            else raw
         )
         for record in records:
-            stream.write(
-                json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            )
-            stream.write(b"\n")
+            line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+            stream.write(line.encode("utf-8") + b"\n")
             count += 1
         if gz:
             stream.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["LABEL_SOURCES", "Problem", "check_record", "is_json_integer", "json_type_name"]
@@ -44,10 +45,25 @@ def is_json_integer(value: object) -> bool:
     return isinstance(value, float) and value.is_integer()
 
 
+_TYPE_TESTS: dict[str, Callable[[object], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "integer": is_json_integer,
+}
+
+
 def _got(value: object) -> str:
     if value is None:
         return "got null (omit the field instead)"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"got number {_num(value)}"
     return f"got {json_type_name(value)}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 class _Checker:
@@ -66,13 +82,7 @@ class _Checker:
         return False
 
     def typed(self, value: object, where: str, expected: str) -> bool:
-        ok = {
-            "string": isinstance(value, str),
-            "boolean": isinstance(value, bool),
-            "object": isinstance(value, dict),
-            "array": isinstance(value, list),
-            "integer": is_json_integer(value),
-        }[expected]
+        ok = _TYPE_TESTS[expected](value)
         if not ok:
             article = "an" if expected[0] in "aeiou" else "a"
             self.add("field-type", f"{where} must be {article} {expected}, {_got(value)}")
@@ -98,18 +108,18 @@ def check_record(record: object) -> list[Problem]:
         check.add("not-object", f"a case must be a JSON object, got {json_type_name(record)}")
         return check.problems
 
-    if check.required(record, "id", "id") and check.typed(record["id"], "id", "string"):
-        if record["id"] == "":
-            check.add("empty-value", "id must not be empty")
+    has_id = check.required(record, "id", "id") and check.typed(record["id"], "id", "string")
+    if has_id and record["id"] == "":
+        check.add("empty-value", "id must not be empty")
 
     messages = _check_messages(check, record)
 
     if check.required(record, "label", "label") and check.typed(record["label"], "label", "object"):
         _check_label(check, record["label"], messages)
 
-    if "group" in record and check.typed(record["group"], "group", "string"):
-        if record["group"] == "":
-            check.add("empty-value", "group must not be empty (omit it to default to the id)")
+    has_group = "group" in record and check.typed(record["group"], "group", "string")
+    if has_group and record["group"] == "":
+        check.add("empty-value", "group must not be empty (omit it to default to the id)")
     if "tags" in record:
         check.string_list(record["tags"], "tags")
     if "origin" in record:
@@ -158,8 +168,9 @@ def _check_chunks(check: _Checker, chunks: list[str], text: str, where: str) -> 
     )
     check.add(
         "chunks-mismatch",
-        f"{where}.chunks concatenate to {len(joined)} characters but text has {len(text)}; "
-        f"first difference at character {first}",
+        f"{where}.chunks do not concatenate to {where}.text: first difference at character "
+        f"{first} (the chunks give {_count(len(joined), 'character')}, "
+        f"the text has {len(text)})",
     )
 
 
@@ -169,15 +180,15 @@ def _check_label(check: _Checker, label: dict[str, Any], messages: list[Any] | N
         label["looping"], "label.looping", "boolean"
     ):
         looping = label["looping"]
-    if check.required(label, "source", "label.source") and check.typed(
+    has_source = check.required(label, "source", "label.source") and check.typed(
         label["source"], "label.source", "string"
-    ):
-        if label["source"] not in LABEL_SOURCES:
-            check.add(
-                "unknown-source",
-                f"label.source is {json.dumps(label['source'], ensure_ascii=False)}; "
-                f"expected one of {', '.join(LABEL_SOURCES)}",
-            )
+    )
+    if has_source and label["source"] not in LABEL_SOURCES:
+        check.add(
+            "unknown-source",
+            f"label.source is {json.dumps(label['source'], ensure_ascii=False)}; "
+            f"expected one of {', '.join(LABEL_SOURCES)}",
+        )
     if "kind" in label:
         check.typed(label["kind"], "label.kind", "string")
     if "note" in label:
@@ -187,7 +198,9 @@ def _check_label(check: _Checker, label: dict[str, Any], messages: list[Any] | N
     if onset is None:
         return
     if looping is False:
-        check.add("onset-not-looping", "label.onset must be null or absent when label.looping is false")
+        check.add(
+            "onset-not-looping", "label.onset must be null or absent when label.looping is false"
+        )
     if not check.typed(onset, "label.onset", "object"):
         return
     index: object = None
@@ -212,8 +225,8 @@ def _check_onset_range(
             valid = f"0..{len(messages) - 1}" if messages else "none"
             check.add(
                 "onset-range",
-                f"label.onset.message is {_num(index)} but the case has {len(messages)} "
-                f"messages (valid indexes: {valid})",
+                f"label.onset.message is {_num(index)} but the case has "
+                f"{_count(len(messages), 'message')} (valid indexes: {valid})",
             )
         elif messages is not None:
             target = messages[int(index)]
@@ -227,7 +240,7 @@ def _check_onset_range(
         check.add(
             "onset-range",
             f"label.onset.char is {_num(char)} but message {_num(index)} has "
-            f"{len(text)} characters (valid offsets: 0..{len(text)})",
+            f"{_count(len(text), 'character')} (valid offsets: 0..{len(text)})",
         )
 
 

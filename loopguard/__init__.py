@@ -20,6 +20,7 @@ from ._alm import (
     encode_arguments,
     state_change_percent,
 )
+from ._anchor import DEFAULT_INVARIANTS, anchor_system_prompt
 from ._cycle import (
     CYCLE_OPTIONS,
     HEURISTICS,
@@ -33,44 +34,81 @@ from ._cycle import (
 from ._defaults import defaults_path, detector_defaults, load_defaults, preset
 from ._errors import DefaultsError, LoopguardError, OptionError, StreamError
 from ._guard import GuardReason, RepetitionGuard
+from ._lexicons import LEXICONS, SEED_PATTERNS, lexicon_patterns, marker_pattern
+from ._overthinking import COUNTING_MODES, OverthinkingDetector, OverthinkingResult
+from ._sse import iter_sse_events
+from ._stream import (
+    ANTHROPIC_VERSION,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
+    DEFAULT_THINKING_BUDGET,
+    DEFAULT_TIMEOUT,
+    DEFAULT_URL,
+    GuardedResult,
+    MessageStream,
+    execute_guarded_reasoning,
+    guarded_reasoning,
+    stream_messages,
+)
 from ._textrun import has_repeated_text_run, text_units
 from ._thread import BuiltThread, build_thread
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ANTHROPIC_VERSION",
     "ARGS_ENCODINGS",
+    "COUNTING_MODES",
     "CYCLE_OPTIONS",
+    "DEFAULT_INVARIANTS",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MODEL",
+    "DEFAULT_THINKING_BUDGET",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_URL",
     "HALT_COUNTINGS",
     "HEURISTICS",
+    "LEXICONS",
+    "SEED_PATTERNS",
     "Action",
     "AntiLoopingMonitor",
     "BuiltThread",
     "DefaultsError",
     "EmergencyHalt",
     "GuardReason",
+    "GuardedResult",
     "InjectWarning",
     "LoopguardError",
+    "MessageStream",
     "OptionError",
+    "OverthinkingDetector",
+    "OverthinkingResult",
     "RepetitionGuard",
     "StreamError",
     "TemperatureSkew",
     "__version__",
     "action_hash",
+    "anchor_system_prompt",
     "build_thread",
     "canonical_json",
     "defaults_path",
     "describe_thread_cycle",
     "detector_defaults",
     "encode_arguments",
+    "execute_guarded_reasoning",
+    "guarded_reasoning",
     "has_repeated_activity_tail",
     "has_repeated_message_text_run",
     "has_repeated_result_run",
     "has_repeated_suffix",
     "has_repeated_text_run",
     "is_thread_cyclic",
+    "iter_sse_events",
+    "lexicon_patterns",
     "load_defaults",
+    "marker_pattern",
     "preset",
     "state_change_percent",
+    "stream_messages",
     "text_units",
 ]

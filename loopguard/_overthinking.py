@@ -414,7 +414,7 @@ class OverthinkingDetector:
                     provisional += 1
             # Nothing can start before `settled` any more: jumping there bounds the tail.
             self._resume[index] = max(resume, settled)
-        cut = max(0, min(self._resume, default=len(tail)))
+        cut = max(0, min(self._resume, default=len(tail)) - _CONTEXT_CHARS)
         self._tail = tail[cut:]
         self._resume = [position - cut for position in self._resume]
         self._doubt_count = self._committed + provisional

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import repeat
+from typing import Any
 
 from ._defaults import detector_defaults
 from ._js import JS_WHITESPACE, utf16_len
@@ -25,12 +25,16 @@ _WS_CLASS = "[" + re.escape(JS_WHITESPACE) + "]"
 _HAS_WS = re.compile(_WS_CLASS).search
 _SPLIT_WS = re.compile("(" + _WS_CLASS + "+)").split
 _ASCII_NON_ALNUM = re.compile(r"[^a-z0-9]+").sub
-_NO_NEWLINES = repeat(0)
 _PENDING_SPILL = 1024
 
 # Unicode letter/number decisions for non-ASCII characters, memoised because
 # unicodedata lookups dominate the cost of non-English streams.
 _KEEP_CHAR: dict[str, bool] = {}
+
+# Raw token -> normalised word. Natural text reuses a small vocabulary, so a lookup here
+# replaces three string methods per word; cleared when full to keep memory bounded.
+_WORD_OF: dict[str, str] = {}
+_WORD_CACHE_LIMIT = 1 << 16
 
 
 def _keep(ch: str) -> bool:
@@ -262,7 +266,7 @@ def _build_push(
         if not isinstance(text, str) or not text:
             return False
         total_chars += len(text) if text.isascii() else utf16_len(text)
-        newlines: Iterable[int]
+        tokens: list[Any]
         if text.isprintable():
             # Printable text holds no whitespace but U+0020, the one space on which
             # str.split() and JavaScript's \s agree, and no newline to count: a fast cut.
@@ -278,29 +282,28 @@ def _build_push(
             elif pending or spill:
                 tokens.insert(0, take_pending())
             pending = tokens.pop() if text[-1] != " " else ""
-            newlines = _NO_NEWLINES
-            trailing = 0
         else:
             if _HAS_WS(text) is None:
                 extend_pending(text)
                 return False
             parts = _SPLIT_WS(take_pending() + text)
             pending = parts.pop()
-            tokens = parts[0::2]
-            counted = [0]
-            counted.extend(sep.count("\n") for sep in parts[1::2])
-            trailing = counted.pop()
-            newlines = counted
+            # Separators become their newline counts, so one loop below serves both cuts.
+            tokens = [
+                part if index % 2 == 0 else part.count("\n") for index, part in enumerate(parts)
+            ]
         gate_open = total_chars >= min_chars
-        for raw, newlines_before in zip(tokens, newlines, strict=False):
-            carry += newlines_before
-            if not raw:
+        full = size == window
+        for raw in tokens:
+            if raw.__class__ is int:
+                carry += raw
                 continue
-            low = raw.lower()
-            if low.isascii():
-                word = low if low.isalnum() else _ASCII_NON_ALNUM("", low)
-            else:
-                word = "".join(ch for ch in low if _keep(ch))
+            word = _WORD_OF.get(raw)
+            if word is None:
+                word = normalize_word(raw)
+                if len(_WORD_OF) >= _WORD_CACHE_LIMIT:
+                    _WORD_OF.clear()
+                _WORD_OF[raw] = word
             if not word:
                 continue
             originals.append(raw)
@@ -309,19 +312,19 @@ def _build_push(
                 window_newlines += carry
                 carry = 0
             added += 1
-            size += 1
             word_counts[word] = word_counts.get(word, 0) + 1
-            # Tuples of words key the n-gram counts: cheaper to build and hash than joined text.
-            if size >= ngram:
-                recent = recent[1:] + (word,) if len(recent) == ngram else recent + (word,)
+            if full:
+                # Steady state: the window is full, so this word's gram is counted and the
+                # oldest word leaves; the trip check sees window + 1 words, as the original.
+                recent = recent[1:] + (word,)
                 grams.append(recent)
                 repeats = counts.get(recent, 0) + 1
                 counts[recent] = repeats
-                if repeats >= max_repeats and gate_open and trip(recent, repeats):
-                    return True
-            else:
-                recent += (word,)
-            if size > window:
+                if repeats >= max_repeats and gate_open:
+                    size = window + 1
+                    if trip(recent, repeats):
+                        return True
+                    size = window
                 leaving = grams.popleft()
                 left = counts[leaving] - 1
                 if left:
@@ -334,10 +337,20 @@ def _build_push(
                     word_counts[first] = left
                 else:
                     del word_counts[first]
-                size -= 1
-                if marks and marks[0][0] == added - size - 1:
+                if marks and marks[0][0] == added - window - 1:
                     window_newlines -= marks.popleft()[1]
-        carry += trailing
+                continue
+            size += 1
+            recent += (word,)
+            if size >= ngram:
+                if len(recent) > ngram:
+                    recent = recent[1:]
+                grams.append(recent)
+                repeats = counts.get(recent, 0) + 1
+                counts[recent] = repeats
+                if repeats >= max_repeats and gate_open and trip(recent, repeats):
+                    return True
+            full = size == window
         return False
 
     def window_state() -> tuple[int, int]:

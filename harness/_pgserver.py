@@ -75,61 +75,33 @@ def postgres_server(*, database: str = "loopguard") -> Iterator[str]:
             os.chown(path, entry.pw_uid, entry.pw_gid)
     port = _free_port()
     log = root / "server.log"
-    run = dict(check=True, capture_output=True, text=True, cwd=root)
-    try:
+
+    def run(command: list[str]) -> None:
         subprocess.run(
-            _as_user(
-                [
-                    str(bin_dir / "initdb"),
-                    "-D",
-                    str(data),
-                    "-U",
-                    "postgres",
-                    "-A",
-                    "trust",
-                    "-E",
-                    "UTF8",
-                    "--no-sync",
-                ],
-                user,
-            ),
-            **run,  # type: ignore[arg-type]
+            _as_user(command, user), check=True, capture_output=True, text=True, cwd=root
+        )
+
+    try:
+        run(
+            [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"]
+            + ["-E", "UTF8", "--no-sync"]
         )
         options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
-        subprocess.run(
-            _as_user(
-                [
-                    str(bin_dir / "pg_ctl"),
-                    "-D",
-                    str(data),
-                    "-l",
-                    str(log),
-                    "-o",
-                    options,
-                    "-w",
-                    "-t",
-                    "60",
-                    "start",
-                ],
-                user,
-            ),
-            **run,  # type: ignore[arg-type]
+        run(
+            [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options]
+            + ["-w", "-t", "60", "start"]
         )
-        subprocess.run(
-            _as_user(
-                [
-                    str(bin_dir / "createdb"),
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    str(port),
-                    "-U",
-                    "postgres",
-                    database,
-                ],
-                user,
-            ),
-            **run,  # type: ignore[arg-type]
+        run(
+            [
+                str(bin_dir / "createdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "-U",
+                "postgres",
+                database,
+            ]
         )
         yield f"postgresql+psycopg2://postgres@127.0.0.1:{port}/{database}"
     except subprocess.CalledProcessError as exc:

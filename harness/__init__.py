@@ -25,6 +25,8 @@ from .corpus import (
     validate_corpus,
     write_corpus,
 )
+from .detectors import detector_names, get_detector, register
+from .evaluate import EvaluationResult, evaluate
 
 __all__ = [
     "Case",
@@ -32,6 +34,7 @@ __all__ = [
     "CorpusIssue",
     "CorpusNotFoundError",
     "CorpusReader",
+    "EvaluationResult",
     "HarnessError",
     "NamedCorpus",
     "Onset",
@@ -41,9 +44,13 @@ __all__ = [
     "corpora_dir",
     "corpus_schema",
     "corpus_stats",
+    "detector_names",
+    "evaluate",
+    "get_detector",
     "iter_cases",
     "list_corpora",
     "load_cases",
+    "register",
     "resolve_corpus",
     "validate_corpus",
     "write_corpus",

@@ -83,7 +83,7 @@ def has_repeated_text_run(
         else float(defaults["max_unique_ratio"])
     )
     limit = floored_at_least(tail_limit, defaults["tail_limit"], 1)
-    if len(text) > limit and utf16_len(text) > limit:
+    if len(text) > limit or utf16_len(text) > limit:
         text = utf16_tail(text, limit)
     units = text_units(text)
     if len(units) < units_min:

@@ -176,3 +176,13 @@ def test_every_default_comes_from_defaults_json() -> None:
     with pytest.raises(lg.DefaultsError, match="known"):
         lg.detector_defaults("nope")
     assert data["provenance"]["kind"] == "production"
+
+
+def test_text_run_tail_is_cut_in_utf16_units() -> None:
+    # Six emoji: the text fits the limit in code points but not in UTF-16 units, so
+    # JavaScript's slice(-limit) drops exactly the leading "abc. " and the rest loops.
+    text = "abc. " + "🎉" * 6 + " x. x."
+    limit = len(text) + 6 - 5
+    assert len(text) <= limit
+    assert not lg.has_repeated_text_run(text, min_units=2)
+    assert lg.has_repeated_text_run(text, min_units=2, tail_limit=limit)

@@ -35,6 +35,10 @@ KINDS = {
     "text_run": "stream",
     "overthinking": "stream",
     "alm": "thread",
+    "near_duplicate_result_run": "thread",
+    "error_retry": "thread",
+    "paraphrase_loop": "thread",
+    "stall": "thread",
 }
 
 

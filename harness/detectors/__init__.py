@@ -82,6 +82,10 @@ BUILTIN = (
     "text_run",
     "overthinking",
     "alm",
+    "near_duplicate_result_run",
+    "error_retry",
+    "paraphrase_loop",
+    "stall",
 )
 
 for _name in BUILTIN:

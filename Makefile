@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install postgres test lint typecheck pytest demo bench clean
+.PHONY: install postgres test lint typecheck pytest demo bench lab clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,8 @@ postgres:
 	else echo "PostgreSQL binaries missing: the postgres tests will be skipped (outside CI)"; fi
 
 lint: install
-	$(BIN)/ruff check loopguard harness tests benchmarks
-	$(BIN)/ruff format --check loopguard harness tests benchmarks
+	$(BIN)/ruff check loopguard harness tests benchmarks notebooks
+	$(BIN)/ruff format --check loopguard harness tests benchmarks notebooks
 
 typecheck: install
 	$(BIN)/mypy loopguard
@@ -38,6 +38,10 @@ test: lint typecheck pytest
 
 demo: install
 	$(BIN)/python -m harness.demo
+
+lab: install
+	$(BIN)/python -m pip install --quiet -e '.[lab]'
+	$(BIN)/jupyter lab notebooks/
 
 bench: install
 	$(BIN)/python benchmarks/guard_throughput.py

@@ -23,6 +23,7 @@ corpora.add_command(import_command)
 for module_name, command_name, group in (
     ("harness._cli_generate", "generate", corpora),
     ("harness._cli_eval", "eval_command", main),
+    ("harness._cli_report", "report", main),
 ):
     try:
         module = importlib.import_module(module_name)

@@ -26,6 +26,7 @@ for module_name, command_name, group in (
     ("harness._cli_report", "report", main),
     ("harness._cli_sweep", "sweep_command", main),
     ("harness._cli_sweep", "dashboard_command", main),
+    ("harness._cli_export", "export_command", main),
 ):
     try:
         module = importlib.import_module(module_name)

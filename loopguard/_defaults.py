@@ -2,12 +2,16 @@
 
 The harness rewrites that file when it exports tuned values, so no default is
 written anywhere else in the library: each options object is built from here.
+The environment variable ``LOOPGUARD_DEFAULTS`` names another file to use
+instead (read once, at the first use), for trying an exported copy without
+touching the installed one.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -17,22 +21,27 @@ from ._errors import DefaultsError
 __all__ = ["defaults_path", "detector_defaults", "load_defaults", "preset"]
 
 _FILE = "defaults.json"
+ENV_VAR = "LOOPGUARD_DEFAULTS"
 
 
 def defaults_path() -> str:
-    """Return the filesystem path of the library's ``defaults.json``."""
+    """Return the path of the defaults file in use (``LOOPGUARD_DEFAULTS`` or the library's)."""
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return override
     return str(resources.files("loopguard").joinpath(_FILE))
 
 
 @cache
 def _load() -> dict[str, Any]:
+    path = defaults_path()
     try:
-        text = resources.files("loopguard").joinpath(_FILE).read_text(encoding="utf-8")
-        data = json.loads(text)
-    except (OSError, ValueError) as exc:  # pragma: no cover - a broken install
-        raise DefaultsError(f"cannot read loopguard/{_FILE}: {exc}") from exc
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise DefaultsError(f"cannot read the defaults file {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("detectors"), dict):
-        raise DefaultsError(f"loopguard/{_FILE} has no 'detectors' object")
+        raise DefaultsError(f"the defaults file {path} has no 'detectors' object")
     return data
 
 

@@ -574,7 +574,8 @@ def history_figure(run: StudyRun) -> Any:
             )
         ax.set_xlabel("trial number")
         ax.set_ylabel(f"{objective} ({direction})")
-        ax.legend(loc="lower right" if direction == "maximize" else "upper right")
+        # Outside the axes: trial points can sit anywhere inside.
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return figure
 
 

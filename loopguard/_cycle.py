@@ -130,8 +130,24 @@ def has_repeated_suffix(
         max_len = n // reps_needed
     # Longer patterns cannot repeat often enough; the original skips them one by one.
     max_len = min(max_len, n // reps_needed)
-    fingerprints = [_fingerprint(m) for m in items]
+    return suffix_repeats([_fingerprint(m) for m in items], min_len, max_len, reps_needed)
+
+
+def suffix_repeats(
+    fingerprints: Sequence[str | None], min_len: int, max_len: int, reps_needed: int
+) -> bool:
+    """Whether the last ``p`` fingerprints repeat ``reps_needed`` times back to back at the end.
+
+    ``p`` runs from ``min_len`` to ``max_len``, shortest first, as in the
+    original; shared by :func:`has_repeated_suffix` and the harness's
+    incremental replay of it.
+    """
+    n = len(fingerprints)
+    last = fingerprints[-1] if n else None
     for p in range(min_len, max_len + 1):
+        # A second repetition must end with the same message: a cheap test first.
+        if reps_needed > 1 and fingerprints[n - 1 - p] != last:
+            continue
         pattern = fingerprints[n - p :]
         reps = 0
         i = n - p

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from loopguard import detector_defaults
-from loopguard._cycle import _activity_function, _fingerprint
+from loopguard._cycle import _activity_function, _fingerprint, suffix_repeats
 from loopguard._js import is_finite_number, safe_stringify
 from loopguard._options import floored_at_least
 
@@ -56,23 +56,9 @@ class SuffixCheck:
         if n < self._min_len * reps_needed:
             return False
         max_len = n // reps_needed if self._max is None else self._max
-        max_len = min(max_len, n // reps_needed)
-        last = fingerprints[-1]
-        for p in range(self._min_len, max_len + 1):
-            # A second repetition must end with the same message: a cheap test first.
-            if reps_needed > 1 and fingerprints[n - 1 - p] != last:
-                continue
-            pattern = fingerprints[n - p :]
-            reps = 0
-            i = n - p
-            while i >= 0:
-                if fingerprints[i : i + p] != pattern:
-                    break
-                reps += 1
-                i -= p
-            if reps >= reps_needed:
-                return True
-        return False
+        return suffix_repeats(
+            fingerprints, self._min_len, min(max_len, n // reps_needed), reps_needed
+        )
 
 
 class ResultRunCheck:

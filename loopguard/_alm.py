@@ -16,11 +16,11 @@ import math
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar
 
-from ._defaults import detector_defaults
-from ._errors import DefaultsError, OptionError
+from ._errors import OptionError
 from ._js import UNSERIALIZABLE, safe_stringify
+from ._options import OptionResolver
 
 __all__ = [
     "ARGS_ENCODINGS",
@@ -287,66 +287,6 @@ class EmergencyHalt(Action):
     reason: str
 
 
-def _finite_or_absent(value: object) -> bool:
-    return value is None or (isinstance(value, float) and not math.isfinite(value))
-
-
-class _Resolver:
-    """Pick a user value or the ``defaults.json`` one, and check it against its range."""
-
-    def __init__(self) -> None:
-        self._defaults = detector_defaults("alm")
-
-    def _pick(self, name: str, value: object) -> tuple[object, bool]:
-        if not _finite_or_absent(value):
-            return value, False
-        if name not in self._defaults:
-            raise DefaultsError(f"defaults.json block 'alm' has no option {name!r}")
-        return self._defaults[name], True
-
-    @staticmethod
-    def _fail(name: str, allowed: str, value: object, from_defaults: bool) -> NoReturn:
-        if from_defaults:
-            raise DefaultsError(f"defaults.json: alm.{name} must be {allowed}; got {value!r}")
-        raise OptionError(f"{name} must be {allowed}; got {value!r}")
-
-    def integer(self, name: str, value: object, minimum: int) -> int:
-        chosen, from_defaults = self._pick(name, value)
-        # An integral float such as 3.0 is accepted; 2.5 or True is not a count.
-        if isinstance(chosen, float) and chosen.is_integer():
-            chosen = int(chosen)
-        if isinstance(chosen, bool) or not isinstance(chosen, int) or chosen < minimum:
-            self._fail(name, f"an integer >= {minimum}", chosen, from_defaults)
-        return chosen
-
-    def number(self, name: str, value: object, low: float, high: float) -> float:
-        chosen, from_defaults = self._pick(name, value)
-        allowed = f"a finite number in [{low:g}, {high:g}]"
-        if math.isinf(high):
-            allowed = f"a finite number >= {low:g}"
-        if isinstance(chosen, bool) or not isinstance(chosen, int | float):
-            self._fail(name, allowed, chosen, from_defaults)
-        try:
-            number = float(chosen)
-        except OverflowError:
-            self._fail(name, allowed, chosen, from_defaults)
-        if not math.isfinite(number) or not low <= number <= high:
-            self._fail(name, allowed, chosen, from_defaults)
-        return number
-
-    def choice(self, name: str, value: object, allowed: tuple[str, ...]) -> str:
-        chosen, from_defaults = self._pick(name, value)
-        if not isinstance(chosen, str) or chosen not in allowed:
-            self._fail(name, "one of " + ", ".join(repr(a) for a in allowed), chosen, from_defaults)
-        return chosen
-
-    def flag(self, name: str, value: object) -> bool:
-        chosen, from_defaults = self._pick(name, value)
-        if not isinstance(chosen, bool):
-            self._fail(name, "True or False", chosen, from_defaults)
-        return chosen
-
-
 class AntiLoopingMonitor:
     """Watch tool calls and state snapshots; answer a loop with the ALM ladder.
 
@@ -429,7 +369,7 @@ class AntiLoopingMonitor:
         halt_counting: object = None,
         reset_on_progress: object = None,
     ) -> None:
-        opts = _Resolver()
+        opts = OptionResolver("alm", nonfinite_is_absent=True)
         self._max_repeated = opts.integer("max_repeated_tool_calls", max_repeated_tool_calls, 2)
         self._drift_window = opts.integer("drift_window", drift_window, 1)
         self._threshold = opts.number(

@@ -20,10 +20,10 @@ import math
 import re
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
-from ._defaults import detector_defaults
-from ._errors import DefaultsError, OptionError
+from ._errors import OptionError
+from ._options import UNSET, OptionResolver
 from ._similarity import (
     SIMILARITY_METHODS,
     features,
@@ -81,79 +81,17 @@ _CODE_KEYS = ("status_code", "statusCode", "code", "http_status")
 # Nesting read for string values of a JSON result (deeper values are not read).
 _MAX_LEAF_DEPTH = 32
 
-_UNSET: Any = object()
+_UNSET: Any = UNSET
 
 
-class _Options:
-    """Resolve options: a given value is checked, an absent one read from ``defaults.json``."""
-
-    def __init__(self, block: str) -> None:
-        self._block = block
-        self._defaults: dict[str, Any] | None = None
-
-    def _pick(self, name: str, value: object, none_is_value: bool = False) -> tuple[Any, bool]:
-        if value is _UNSET or (value is None and not none_is_value):
-            if self._defaults is None:
-                self._defaults = detector_defaults(self._block)
-            if name not in self._defaults:
-                raise DefaultsError(f"defaults.json block {self._block!r} has no option {name!r}")
-            return self._defaults[name], True
-        return value, False
-
-    def _fail(self, name: str, allowed: str, value: object, from_defaults: bool) -> NoReturn:
-        if from_defaults:
-            raise DefaultsError(
-                f"defaults.json: {self._block}.{name} must be {allowed}; got {value!r}"
-            )
-        raise OptionError(f"{name} must be {allowed}; got {value!r}")
-
-    def integer(self, name: str, value: object, minimum: int) -> int:
-        chosen, from_defaults = self._pick(name, value)
-        # 3.0 is the count 3; 2.5 and True are not counts.
-        if isinstance(chosen, float) and chosen.is_integer():
-            chosen = int(chosen)
-        if isinstance(chosen, bool) or not isinstance(chosen, int) or chosen < minimum:
-            self._fail(name, f"an integer >= {minimum}", chosen, from_defaults)
-        return chosen
-
-    def optional_integer(self, name: str, value: object, minimum: int) -> int | None:
-        chosen, from_defaults = self._pick(name, value, none_is_value=True)
-        if chosen is None:
-            return None
-        if isinstance(chosen, float) and chosen.is_integer():
-            chosen = int(chosen)
-        if isinstance(chosen, bool) or not isinstance(chosen, int) or chosen < minimum:
-            self._fail(name, f"an integer >= {minimum} or None", chosen, from_defaults)
-        return chosen
-
-    def number(self, name: str, value: object, low: float, high: float) -> float:
-        chosen, from_defaults = self._pick(name, value)
-        if (
-            isinstance(chosen, bool)
-            or not isinstance(chosen, int | float)
-            or not math.isfinite(chosen)
-            or not low <= chosen <= high
-        ):
-            self._fail(name, f"a finite number in [{low:g}, {high:g}]", chosen, from_defaults)
-        return float(chosen)
+class _Options(OptionResolver):
+    """The shared resolver, plus the shingle size that only the shingle method reads."""
 
     def shingle_size(self, value: object, method: str) -> int:
         """``shingle_size``: checked when given, read from the defaults only when used."""
         if value is None and method != "shingles":
             return 0  # unused by the word-set method (and never read from the defaults)
         return self.integer("shingle_size", value, 1)
-
-    def choice(self, name: str, value: object, allowed: Sequence[str]) -> str:
-        chosen, from_defaults = self._pick(name, value)
-        if not isinstance(chosen, str) or chosen not in allowed:
-            self._fail(name, "one of " + ", ".join(repr(a) for a in allowed), chosen, from_defaults)
-        return chosen
-
-    def flag(self, name: str, value: object) -> bool:
-        chosen, from_defaults = self._pick(name, value)
-        if not isinstance(chosen, bool):
-            self._fail(name, "True or False", chosen, from_defaults)
-        return chosen
 
 
 def _check_scorer(scorer: object) -> Scorer | None:

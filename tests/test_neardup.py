@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from harness.corpus import iter_cases
 from harness.detectors import ParameterError
 from loopguard import DefaultsError, OptionError, load_defaults
-from loopguard import _neardup as neardup_module
+from loopguard import _options as options_module
 from loopguard._neardup import (
     ErrorRetry,
     NearDuplicateResultRun,
@@ -303,7 +303,7 @@ def test_omitted_options_come_from_the_defaults_block(monkeypatch: pytest.Monkey
             raise DefaultsError(f"defaults.json has no detector {name!r}")
         return dict(blocks[name])
 
-    monkeypatch.setattr(neardup_module, "detector_defaults", fake)
+    monkeypatch.setattr(options_module, "detector_defaults", fake)
     assert StallDetector().options == blocks["stall"]
     assert StallDetector(steps=7).options["steps"] == 7
     blocks["stall"]["steps"] = 0
@@ -324,7 +324,7 @@ def test_shingle_size_unused_by_jaccard_is_not_read(monkeypatch: pytest.MonkeyPa
     def refuse(name: str) -> dict[str, Any]:
         raise DefaultsError("no defaults in this test")
 
-    monkeypatch.setattr(neardup_module, "detector_defaults", refuse)
+    monkeypatch.setattr(options_module, "detector_defaults", refuse)
     options = dict(PARAMS["paraphrase_loop"])
     del options["shingle_size"]
     assert ParaphraseLoop(**options).options["shingle_size"] == 0

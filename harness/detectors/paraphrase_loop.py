@@ -6,7 +6,7 @@ the similarity: ``jaccard`` and ``shingles`` are the library's (standard
 library only); ``tfidf`` is a harness-only option, the cosine of scikit-learn
 ``TfidfVectorizer`` vectors whose IDF is fitted, after each message read, on
 the messages read so far in the case (so it runs online, without looking
-ahead). The detector is registered once ``defaults.json`` has its block.
+ahead).
 """
 
 from __future__ import annotations
@@ -14,15 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from loopguard import OptionError, load_defaults
+from loopguard import MESSAGE_TYPE_SETS, ParaphraseLoop, normalize_text
 
-try:  # exported once the library's __init__ re-exports them
-    from loopguard import MESSAGE_TYPE_SETS, ParaphraseLoop, normalize_text  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the library version
-    from loopguard._neardup import MESSAGE_TYPE_SETS, ParaphraseLoop
-    from loopguard._similarity import normalize_text
-
-from ._base import Detector, Fire, Param, ParameterError, register
+from ._base import Detector, Param, ParameterError, register
+from ._monitor import MonitorAdapter, monitor_build
 
 __all__ = ["METHODS", "PARAMS", "TfidfScorer", "build"]
 
@@ -95,50 +90,35 @@ class TfidfScorer:
         return [float(v) for v in (rows[1:] @ rows[0].T).toarray().ravel()]
 
 
-class _Adapter:
-    __slots__ = ("_monitor",)
-
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        settings = dict(options)
-        if settings.get("method") == "tfidf":
-            # The library compares with the scorer; its own method is then unused.
-            settings["method"] = "jaccard"
-            settings["scorer"] = TfidfScorer()
-        self._monitor = ParaphraseLoop(**settings)
-
-    def append(self, message: Mapping[str, Any]) -> Fire | None:
-        if not self._monitor.append(message):
-            return None
-        return Fire(dict(self._monitor.last_match or {}))
-
-    def finish(self) -> Mapping[str, Any] | None:
-        return None
+def _make(options: Mapping[str, Any]) -> ParaphraseLoop:
+    settings = dict(options)
+    if settings.get("method") == "tfidf":
+        # The library compares with the scorer; its own method is then unused.
+        settings["method"] = "jaccard"
+        settings["scorer"] = TfidfScorer()
+    return ParaphraseLoop(**settings)
 
 
-def build(params: Mapping[str, Any]) -> Callable[[], _Adapter]:
+_build = monitor_build(_BLOCK, _make)
+
+
+def build(params: Mapping[str, Any]) -> Callable[[], MonitorAdapter]:
     """The adapter factory for complete parameters (``Detector.build``)."""
-    options = dict(params)
-    if options.get("method") not in (None, *METHODS):
+    if params.get("method") not in (None, *METHODS):
         raise ParameterError(
             f"{_BLOCK}: method must be one of {', '.join(map(repr, METHODS))}; "
-            f"got {options.get('method')!r}"
+            f"got {params.get('method')!r}"
         )
-    try:
-        _Adapter(options)
-    except OptionError as exc:
-        raise ParameterError(f"{_BLOCK}: {exc}") from None
-    return lambda: _Adapter(options)
+    return _build(params)
 
 
-# Registered only once loopguard/defaults.json has the block (see near_duplicate_result_run).
-if _BLOCK in load_defaults()["detectors"]:
-    register(
-        Detector(
-            name=_BLOCK,
-            kind="thread",
-            description="ParaphraseLoop: a message repeats its author's recent ones in other words",
-            defaults_key=_BLOCK,
-            params=PARAMS,
-            build=build,
-        )
+register(
+    Detector(
+        name=_BLOCK,
+        kind="thread",
+        description="ParaphraseLoop: a message repeats its author's recent ones in other words",
+        defaults_key=_BLOCK,
+        params=PARAMS,
+        build=build,
     )
+)

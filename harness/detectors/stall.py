@@ -1,23 +1,18 @@
 """``stall``: nothing new (tool, arguments, result, state) in the last steps.
 
 The Anti-Looping Monitor's drift idea for traces without state snapshots
-(``docs/neardup.md``). The detector is registered once ``defaults.json`` has
-its block.
+(``docs/neardup.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from loopguard import OptionError, load_defaults
+from loopguard import StallDetector
 
-try:  # exported once the library's __init__ re-exports it
-    from loopguard import StallDetector  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on the library version
-    from loopguard._stall import StallDetector
-
-from ._base import Detector, Fire, Param, ParameterError, register
+from ._base import Detector, Param, register
+from ._monitor import monitor_build
 
 __all__ = ["PARAMS", "build"]
 
@@ -36,40 +31,19 @@ PARAMS = (
 )
 
 
-class _Adapter:
-    __slots__ = ("_monitor",)
-
-    def __init__(self, options: Mapping[str, Any]) -> None:
-        self._monitor = StallDetector(**options)
-
-    def append(self, message: Mapping[str, Any]) -> Fire | None:
-        if not self._monitor.append(message):
-            return None
-        return Fire(dict(self._monitor.last_match or {}))
-
-    def finish(self) -> Mapping[str, Any] | None:
-        return None
+def _make(options: Mapping[str, Any]) -> StallDetector:
+    return StallDetector(**options)
 
 
-def build(params: Mapping[str, Any]) -> Callable[[], _Adapter]:
-    """The adapter factory for complete parameters (``Detector.build``)."""
-    options = dict(params)
-    try:
-        StallDetector(**options)
-    except OptionError as exc:
-        raise ParameterError(f"{_BLOCK}: {exc}") from None
-    return lambda: _Adapter(options)
+build = monitor_build(_BLOCK, _make)
 
-
-# Registered only once loopguard/defaults.json has the block (see near_duplicate_result_run).
-if _BLOCK in load_defaults()["detectors"]:
-    register(
-        Detector(
-            name=_BLOCK,
-            kind="thread",
-            description="StallDetector: no new tool, argument, result or state in the last steps",
-            defaults_key=_BLOCK,
-            params=PARAMS,
-            build=build,
-        )
+register(
+    Detector(
+        name=_BLOCK,
+        kind="thread",
+        description="StallDetector: no new tool, argument, result or state in the last steps",
+        defaults_key=_BLOCK,
+        params=PARAMS,
+        build=build,
     )
+)

@@ -7,6 +7,7 @@ import unicodedata
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from ._defaults import detector_defaults
@@ -26,6 +27,9 @@ _HAS_WS = re.compile(_WS_CLASS).search
 _SPLIT_WS = re.compile("(" + _WS_CLASS + "+)").split
 _ASCII_NON_ALNUM = re.compile(r"[^a-z0-9]+").sub
 _PENDING_SPILL = 1024
+# Gram counting pauses once the window's distinct words exceed the diversity ceiling by
+# this share of the window: a margin, so a ratio hovering at the ceiling does not rebuild.
+_DISARM_MARGIN = 0.15
 
 # Unicode letter/number decisions for non-ASCII characters, memoised because
 # unicodedata lookups dominate the cost of non-English streams.
@@ -209,6 +213,16 @@ def _build_push(
     # (absolute word index, newlines before it, word) for the window's words after a newline.
     marks: deque[tuple[int, int, str]] = deque()
     recent: tuple[str, ...] = ()
+    # The window's words, oldest first (the grams above are only kept while armed).
+    words: deque[str] = deque()
+    # Gram counts only matter where the diversity gate lets a trip through, so in a full
+    # window they are kept only while "armed", and rebuilt exactly from `words` when the
+    # gate opens again; prose whose window stays diverse skips the n-gram work entirely.
+    armed = True
+    arm_max_distinct = max(
+        (d for d in range(window + 2) if d / (window + 1) <= max_unique_ratio), default=-1
+    )
+    disarm_distinct = int((max_unique_ratio + _DISARM_MARGIN) * window)
     size = 0  # words in the window
     added = 0  # words ever added
     window_newlines = 0
@@ -260,7 +274,7 @@ def _build_push(
             pending = ""
 
     def push(text: object) -> bool:
-        nonlocal pending, carry, total_chars, recent, size, added, window_newlines
+        nonlocal pending, carry, total_chars, recent, size, added, window_newlines, armed
         if tripped:
             return True
         if not isinstance(text, str) or not text:
@@ -313,25 +327,35 @@ def _build_push(
                 carry = 0
             added += 1
             word_counts[word] = word_counts.get(word, 0) + 1
+            words.append(word)
             if full:
                 # Steady state: the window is full, so this word's gram is counted and the
                 # oldest word leaves; the trip check sees window + 1 words, as the original.
-                recent = recent[1:] + (word,)
-                grams.append(recent)
-                repeats = counts.get(recent, 0) + 1
-                counts[recent] = repeats
-                if repeats >= max_repeats and gate_open:
-                    size = window + 1
-                    if trip(recent, repeats):
-                        return True
-                    size = window
-                leaving = grams.popleft()
-                left = counts[leaving] - 1
-                if left:
-                    counts[leaving] = left
-                else:
-                    del counts[leaving]
-                first = leaving[0]
+                if armed:
+                    recent = recent[1:] + (word,)
+                    grams.append(recent)
+                    repeats = counts.get(recent, 0) + 1
+                    counts[recent] = repeats
+                elif gate_open and len(word_counts) <= arm_max_distinct:
+                    armed = True
+                    grams.extend(zip(*(islice(words, k, None) for k in range(ngram)), strict=False))
+                    for gram in grams:
+                        counts[gram] = counts.get(gram, 0) + 1
+                    recent = grams[-1]
+                    repeats = counts[recent]
+                if armed:
+                    if repeats >= max_repeats and gate_open:
+                        size = window + 1
+                        if trip(recent, repeats):
+                            return True
+                        size = window
+                    leaving = grams.popleft()
+                    left = counts[leaving] - 1
+                    if left:
+                        counts[leaving] = left
+                    else:
+                        del counts[leaving]
+                first = words.popleft()
                 left = word_counts[first] - 1
                 if left:
                     word_counts[first] = left
@@ -339,6 +363,10 @@ def _build_push(
                     del word_counts[first]
                 if marks and marks[0][0] == added - window - 1:
                     window_newlines -= marks.popleft()[1]
+                if armed and len(word_counts) > disarm_distinct:
+                    armed = False
+                    grams.clear()
+                    counts.clear()
                 continue
             size += 1
             recent += (word,)

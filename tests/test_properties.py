@@ -285,3 +285,47 @@ def test_build_thread_with_weird_usages_never_raises() -> None:
     result = lg.build_thread(messages, max_tokens=math.nan, estimate=lambda m: {"tokens": 2})
     assert len(result.messages) == len(messages)
     assert all(math.isfinite(m["usage"]["tokens"]) for m in result.messages)
+
+
+# Alternating diverse and looping stretches: the guard stops counting n-grams while its
+# window is diverse and rebuilds the counts when the diversity gate opens again.
+SEGMENT = st.one_of(
+    st.integers(1, 120).map(lambda n: " ".join(f"w{i}x{n}" for i in range(n)) + " "),
+    st.tuples(
+        st.sampled_from(["let me check", "a b", "retry now ok", "x"]), st.integers(1, 12)
+    ).map(lambda pair: (pair[0] + " ") * pair[1]),
+    st.just("- item one\n- item two\n"),
+)
+SWINGING = st.lists(SEGMENT, min_size=1, max_size=12).map("".join)
+
+
+@FAST
+@given(
+    text=SWINGING,
+    data=st.data(),
+    ngram=st.integers(2, 5),
+    window=st.integers(4, 64),
+    max_repeats=st.integers(2, 6),
+    ratio=st.sampled_from([0.1, 0.3, 0.4, 0.6, 0.85]),
+    min_chars=st.sampled_from([0, 100]),
+)
+def test_guard_matches_literal_reading_when_diversity_swings(
+    text: str,
+    data: st.DataObject,
+    ngram: int,
+    window: int,
+    max_repeats: int,
+    ratio: float,
+    min_chars: int,
+) -> None:
+    chunks = cuts(text, data)
+    options = dict(
+        ngram=ngram,
+        window=window,
+        max_repeats=max_repeats,
+        max_unique_ratio=ratio,
+        min_chars=min_chars,
+    )
+    assert replay(lg.RepetitionGuard(**options), chunks) == replay(
+        ReferenceGuard(**options), chunks
+    )

@@ -5,7 +5,19 @@ Everything the ``harness`` command does is importable from here, for notebooks.
 
 from __future__ import annotations
 
-from ._errors import CorpusError, CorpusNotFoundError, HarnessError
+from ._errors import (
+    ChunkingError,
+    CorpusError,
+    CorpusNotFoundError,
+    DetectorError,
+    ExportError,
+    ExportRefused,
+    HarnessError,
+    ParameterError,
+    PostgresUnavailable,
+    SweepError,
+    UnknownDetectorError,
+)
 from .corpus import (
     Case,
     CorpusIssue,
@@ -53,16 +65,24 @@ from .report import (
 __all__ = [
     "Case",
     "CaseContext",
+    "ChunkingError",
     "CorpusError",
     "CorpusIssue",
     "CorpusNotFoundError",
     "CorpusReader",
+    "DetectorError",
     "EvalRun",
     "EvaluationResult",
+    "ExportError",
+    "ExportRefused",
     "HarnessError",
     "NamedCorpus",
     "Onset",
+    "ParameterError",
+    "PostgresUnavailable",
     "StudyRun",
+    "SweepError",
+    "UnknownDetectorError",
     "ValidationReport",
     "build_report",
     "case_context",

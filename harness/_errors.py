@@ -8,7 +8,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ._corpus_issue import CorpusIssue
 
-__all__ = ["CorpusError", "CorpusNotFoundError", "HarnessError"]
+__all__ = [
+    "ChunkingError",
+    "CorpusError",
+    "CorpusNotFoundError",
+    "DetectorError",
+    "ExportError",
+    "ExportRefused",
+    "HarnessError",
+    "ParameterError",
+    "PostgresUnavailable",
+    "SweepError",
+    "UnknownDetectorError",
+]
 
 
 class HarnessError(Exception):
@@ -30,3 +42,35 @@ class CorpusError(HarnessError, ValueError):
 
 class CorpusNotFoundError(CorpusError, LookupError):
     """A corpus name or path does not designate a corpus file."""
+
+
+class DetectorError(HarnessError, ValueError):
+    """A detector definition is inconsistent (raised when it is registered or built)."""
+
+
+class UnknownDetectorError(DetectorError, LookupError):
+    """A detector name is not in the registry (the message lists the known ones)."""
+
+
+class ParameterError(HarnessError, ValueError):
+    """A parameter is unknown, of the wrong type or out of bounds (named in the message)."""
+
+
+class ChunkingError(HarnessError, ValueError):
+    """A chunking policy name is not valid (the message lists the allowed ones)."""
+
+
+class SweepError(HarnessError, ValueError):
+    """A sweep cannot run as asked: a bad experiment, split, storage or run folder."""
+
+
+class ExportError(HarnessError, ValueError):
+    """A run folder cannot be exported (not a sweep, no such trial, no tuned configuration)."""
+
+
+class ExportRefused(HarnessError, RuntimeError):
+    """The tuned configuration is worse than the current defaults on the test split."""
+
+
+class PostgresUnavailable(HarnessError, RuntimeError):
+    """The PostgreSQL server binaries are not installed (the message says how to get them)."""

@@ -19,13 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._errors import HarnessError
+from ._errors import HarnessError, PostgresUnavailable
 
 __all__ = ["PostgresUnavailable", "find_postgres_bin", "postgres_server"]
-
-
-class PostgresUnavailable(HarnessError, RuntimeError):
-    """The PostgreSQL server binaries are not installed (the message says how to get them)."""
 
 
 def find_postgres_bin() -> Path:

@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import HarnessError
+from ._errors import ChunkingError
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -67,10 +67,6 @@ _PROVIDER_MAX = 9
 
 _WORD = re.compile(r"\s*\S+\s*|\s+")
 _SENTENCE_END = re.compile(r"[.!?\n]+[ \t]*")
-
-
-class ChunkingError(HarnessError, ValueError):
-    """A chunking policy name is not valid (the message lists the allowed ones)."""
 
 
 @dataclass(frozen=True)

@@ -29,20 +29,12 @@ from typing import Any
 from loopguard import defaults_path as library_defaults_path
 
 from ._atomic import atomic_write_text
-from ._errors import HarnessError
+from ._errors import ExportError, ExportRefused
 from ._manifest import code_version
 
 __all__ = ["Change", "ExportError", "ExportPlan", "ExportRefused", "plan_export", "write_export"]
 
 csv.field_size_limit(sys.maxsize)
-
-
-class ExportError(HarnessError, ValueError):
-    """A run folder cannot be exported (not a sweep, no such trial, no tuned configuration)."""
-
-
-class ExportRefused(HarnessError, RuntimeError):
-    """The tuned configuration is worse than the current defaults on the test split."""
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from loopguard import load_defaults
 
-from .._errors import HarnessError
+from .._errors import DetectorError, ParameterError, UnknownDetectorError
 
 __all__ = [
     "MODEL_TEXT_EXCLUDED",
@@ -86,18 +86,6 @@ PARAM_TYPES = ("int", "float", "categorical", "bool")
 
 ParamType = Literal["int", "float", "categorical", "bool"]
 Kind = Literal["thread", "stream"]
-
-
-class DetectorError(HarnessError, ValueError):
-    """A detector definition is inconsistent (raised when it is registered or built)."""
-
-
-class UnknownDetectorError(DetectorError, LookupError):
-    """A detector name is not in the registry (the message lists the known ones)."""
-
-
-class ParameterError(HarnessError, ValueError):
-    """A parameter is unknown, of the wrong type or out of bounds (named in the message)."""
 
 
 @dataclass(frozen=True)

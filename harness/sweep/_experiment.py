@@ -47,7 +47,7 @@ from pydantic import (
     field_validator,
 )
 
-from .._errors import HarnessError
+from .._errors import SweepError
 
 __all__ = [
     "METRICS",
@@ -77,10 +77,6 @@ METRICS: dict[str, Literal["maximize", "minimize"]] = {
 }
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class SweepError(HarnessError, ValueError):
-    """A sweep cannot run as asked: a bad experiment, split, storage or run folder."""
 
 
 class _Strict(BaseModel):

@@ -430,3 +430,23 @@ def test_cli(small_run: Path, tmp_path: Path) -> None:
     assert done.exit_code == 1 and "neither a `harness eval` folder" in done.output
     done = runner.invoke(report_command, [str(tmp_path / "missing")])
     assert done.exit_code == 2 and "does not exist" in done.output
+
+
+def test_a_sweeps_ensemble_is_reported_as_a_detector(small_run: Path, tmp_path: Path) -> None:
+    # A multi-detector sweep writes ensemble.json and ensemble_verdicts.jsonl beside the
+    # member evaluation; the report lists the ensemble next to its members.
+    run = tmp_path / "tuned"
+    shutil.copytree(small_run, run)
+    metrics = json.loads((run / "metrics.json").read_text())
+    block = dict(metrics["detectors"]["repetition_guard"], tp=1234)
+    (run / "ensemble.json").write_text(json.dumps({"detectors": {"ensemble": block}}))
+    verdicts = [json.loads(line) for line in (run / "verdicts.jsonl").read_text().splitlines()]
+    (run / "ensemble_verdicts.jsonl").write_text(
+        "".join(json.dumps({**v, "detector": "ensemble"}) + "\n" for v in verdicts)
+    )
+    loaded = harness.load_run(run)
+    assert loaded.detectors == ["repetition_guard", "ensemble"]
+    assert loaded.metrics["detectors"]["ensemble"]["tp"] == 1234
+    assert (loaded.verdicts["detector"] == "ensemble").sum() == len(verdicts)
+    table = harness.leaderboard([loaded])
+    assert "ensemble" in set(table["detector"])

@@ -49,6 +49,11 @@ def _optional_json(path: Path) -> Any:
     return _read_json(path) if path.is_file() else None
 
 
+#: The ensemble scoring a multi-detector sweep writes beside each test evaluation.
+ENSEMBLE_FILE = "ensemble.json"
+ENSEMBLE_VERDICTS = "ensemble_verdicts.jsonl"
+
+
 @dataclass
 class EvalRun:
     """One ``harness eval`` output folder.
@@ -93,7 +98,11 @@ class EvalRun:
     def verdicts(self) -> pd.DataFrame:
         """``verdicts.jsonl`` as a DataFrame (read once, on first use)."""
         if self._verdicts is None:
-            self._verdicts = read_verdicts(self.path / "verdicts.jsonl")
+            frame = read_verdicts(self.path / "verdicts.jsonl")
+            ensemble = self.path / ENSEMBLE_VERDICTS
+            if ensemble.is_file():
+                frame = pd.concat([frame, read_verdicts(ensemble)], ignore_index=True)
+            self._verdicts = frame
         return self._verdicts
 
     def metrics_frame(self) -> pd.DataFrame:
@@ -157,6 +166,13 @@ def load_run(path: str | os.PathLike[str], label: str | None = None) -> EvalRun:
         raise HarnessError(f"{folder / 'metrics.json'}: expected an object with 'detectors'")
     if not isinstance(manifest, dict):
         raise HarnessError(f"{folder / 'manifest.json'}: expected a JSON object")
+    ensemble = folder / ENSEMBLE_FILE
+    if ensemble.is_file():
+        # A sweep over several detectors also scores them as one ensemble ("fires if any
+        # fires"); it is reported as one more detector of the run.
+        document = _read_json(ensemble)
+        if isinstance(document, dict) and isinstance(document.get("detectors"), dict):
+            metrics = {**metrics, "detectors": {**metrics["detectors"], **document["detectors"]}}
     return EvalRun(folder, label or folder.name, manifest, metrics)
 
 

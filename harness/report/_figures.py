@@ -187,10 +187,13 @@ def _legend_configs(figure: Any, labels: Sequence[str], colors: Mapping[str, str
         Line2D([], [], marker="o", linestyle="", color=colors.get(label, _GRAY), label=label)
         for label in labels
     ]
+    # Long configuration names get fewer columns, so the legend stays inside the figure.
+    longest = max(len(label) for label in labels)
+    columns = 1 if longest > 60 else 2 if longest > 38 else 3
     figure.legend(
         handles=handles,
         loc="outside lower center",
-        ncols=min(3, len(handles)),
+        ncols=min(columns, len(handles)),
         frameon=False,
         title="configuration",
     )

@@ -229,7 +229,12 @@ def precision_recall_figure(
     rows = board[board["detector"] == detector].reset_index(drop=True)
     colors = colors or {}
     n = len(rows)
-    figure = _figure(1.3 + 0.42 * max(n, 1) + (0.5 if rows["config"].nunique() > 1 else 0))
+    labels = [_wrap(f"{row_label(r)} (n={int(r['cases'])})") for r in rows.to_dict("records")]
+    # Each row is as tall as its wrapped label; the legend gets a line per row of entries.
+    lines = max((label.count("\n") + 1 for label in labels), default=1)
+    configs = list(dict.fromkeys(rows["config"]))
+    legend = 0.45 + 0.2 * math.ceil(len(configs) / 2) if len(configs) > 1 else 0.0
+    figure = _figure(1.3 + max(0.42, 0.15 * lines + 0.1) * max(n, 1) + legend)
     axes = figure.subplots(1, 3, sharey=True)
     figure.suptitle(f"{detector}: precision, recall and F1 (points) with 95% bootstrap intervals")
     if n == 0:
@@ -253,10 +258,9 @@ def precision_recall_figure(
         ax.set_xlabel(f"{title} (0-1)")
         ax.set_title(title)
         ax.grid(axis="y", visible=False)
-    labels = [_wrap(f"{row_label(r)} (n={int(r['cases'])})") for r in rows.to_dict("records")]
     axes[0].set_yticks(y, labels)
     axes[0].set_ylim(n - 0.5, -0.5)
-    _legend_configs(figure, list(dict.fromkeys(rows["config"])), colors)
+    _legend_configs(figure, configs, colors)
     return figure
 
 

@@ -77,6 +77,13 @@ def replay(guard: Any, chunks: list[str]) -> tuple[int | None, Any]:
     return tripped_at, reason
 
 
+def assert_matches_reference(chunks: list[str], **options: Any) -> None:
+    """The optimised guard and the literal transcription agree on trip and reason."""
+    assert replay(lg.RepetitionGuard(**options), chunks) == replay(
+        ReferenceGuard(**options), chunks
+    )
+
+
 @FAST
 @given(
     text=st.one_of(TEXT, LOOPY),
@@ -96,16 +103,13 @@ def test_guard_matches_literal_reading_of_spec(
     ratio: float,
     min_chars: int,
 ) -> None:
-    chunks = cuts(text, data)
-    options = dict(
+    assert_matches_reference(
+        cuts(text, data),
         ngram=ngram,
         window=window,
         max_repeats=max_repeats,
         max_unique_ratio=ratio,
         min_chars=min_chars,
-    )
-    assert replay(lg.RepetitionGuard(**options), chunks) == replay(
-        ReferenceGuard(**options), chunks
     )
 
 
@@ -318,14 +322,11 @@ def test_guard_matches_literal_reading_when_diversity_swings(
     ratio: float,
     min_chars: int,
 ) -> None:
-    chunks = cuts(text, data)
-    options = dict(
+    assert_matches_reference(
+        cuts(text, data),
         ngram=ngram,
         window=window,
         max_repeats=max_repeats,
         max_unique_ratio=ratio,
         min_chars=min_chars,
-    )
-    assert replay(lg.RepetitionGuard(**options), chunks) == replay(
-        ReferenceGuard(**options), chunks
     )

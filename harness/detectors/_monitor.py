@@ -9,13 +9,15 @@ The near-duplicate, error-retry, paraphrase and stall detectors of
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from loopguard import OptionError
 
 from ._base import Fire, ParameterError
 
-__all__ = ["MonitorAdapter", "monitor_build"]
+__all__ = ["MonitorAdapter", "checked_build", "monitor_build"]
+
+A = TypeVar("A")
 
 
 class Monitor(Protocol):
@@ -41,21 +43,31 @@ class MonitorAdapter:
         return None
 
 
+def checked_build(
+    name: str,
+    check: Callable[[Mapping[str, Any]], object],
+    adapter: Callable[[dict[str, Any]], A],
+) -> Callable[[Mapping[str, Any]], Callable[[], A]]:
+    """A ``Detector.build`` that runs ``check(options)`` once, then makes ``adapter(options)``.
+
+    ``check`` constructs the library object, so bad option values are refused
+    as a :class:`ParameterError` naming the detector when it is built, rather
+    than on the first case.
+    """
+
+    def build(params: Mapping[str, Any]) -> Callable[[], A]:
+        options = dict(params)
+        try:
+            check(options)
+        except OptionError as exc:
+            raise ParameterError(f"{name}: {exc}") from None
+        return lambda: adapter(options)
+
+    return build
+
+
 def monitor_build(
     name: str, make: Callable[[Mapping[str, Any]], Monitor]
 ) -> Callable[[Mapping[str, Any]], Callable[[], MonitorAdapter]]:
-    """A ``Detector.build`` for monitors made by ``make(options)``.
-
-    Bad option values are refused as a :class:`ParameterError` naming the
-    detector, when the detector is built rather than on the first case.
-    """
-
-    def build(params: Mapping[str, Any]) -> Callable[[], MonitorAdapter]:
-        options = dict(params)
-        try:
-            make(options)
-        except OptionError as exc:
-            raise ParameterError(f"{name}: {exc}") from None
-        return lambda: MonitorAdapter(make(options))
-
-    return build
+    """A ``Detector.build`` for monitors made by ``make(options)``."""
+    return checked_build(name, make, lambda options: MonitorAdapter(make(options)))

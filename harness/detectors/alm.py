@@ -7,12 +7,13 @@ verdict's ``ladder`` lists every action: message index, step, kind and reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from loopguard import ARGS_ENCODINGS, HALT_COUNTINGS, AntiLoopingMonitor, OptionError
+from loopguard import ARGS_ENCODINGS, HALT_COUNTINGS, AntiLoopingMonitor
 
-from ._base import Detector, Fire, Param, ParameterError, register
+from ._base import Detector, Fire, Param, register
+from ._monitor import checked_build
 
 __all__ = ["PARAMS"]
 
@@ -99,14 +100,7 @@ class _Adapter:
         }
 
 
-def _build(params: Mapping[str, Any]) -> Callable[[], _Adapter]:
-    options = dict(params)
-    try:
-        AntiLoopingMonitor(**options)  # refuse bad combinations before any case runs
-    except OptionError as exc:
-        raise ParameterError(f"alm: {exc}") from None
-    return lambda: _Adapter(options)
-
+_build = checked_build("alm", lambda options: AntiLoopingMonitor(**options), _Adapter)
 
 register(
     Detector(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from loopguard import OptionError, OverthinkingDetector
+from loopguard import OverthinkingDetector
 
-from ._base import Detector, Fire, Param, ParameterError, reads_types, register
+from ._base import Detector, Fire, Param, reads_types, register
+from ._monitor import checked_build
 
 __all__ = ["PARAMS"]
 
@@ -69,14 +70,7 @@ class _Adapter:
         )
 
 
-def _build(params: Mapping[str, Any]) -> Callable[[], _Adapter]:
-    options = dict(params)
-    try:
-        OverthinkingDetector(**options)  # refuse bad combinations before any case runs
-    except OptionError as exc:
-        raise ParameterError(f"overthinking: {exc}") from None
-    return lambda: _Adapter(options)
-
+_build = checked_build("overthinking", lambda options: OverthinkingDetector(**options), _Adapter)
 
 register(
     Detector(
